@@ -1,0 +1,86 @@
+/* SPDX-License-Identifier: MIT */
+/* libhwtag public API: version, statistics and the report callback. The malloc family
+ * itself is the standard one (stdlib.h, malloc.h). */
+#ifndef HWTAG_H
+#define HWTAG_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define HWTAG_VERSION_MAJOR 0
+#define HWTAG_VERSION_MINOR 1
+#define HWTAG_VERSION_PATCH 0
+
+/* "0.1.0" */
+const char *hwtag_version(void);
+
+enum hwtag_bug_type {
+    HWTAG_BUG_INVALID_ACCESS = 0,
+    HWTAG_BUG_SLAB_OUT_OF_BOUNDS,
+    HWTAG_BUG_SLAB_USE_AFTER_FREE,
+    HWTAG_BUG_OUT_OF_BOUNDS,
+    HWTAG_BUG_USE_AFTER_FREE,
+    HWTAG_BUG_DOUBLE_FREE,
+    HWTAG_BUG_INVALID_FREE,
+};
+
+enum hwtag_access_type { HWTAG_ACCESS_READ, HWTAG_ACCESS_WRITE, HWTAG_ACCESS_FREE };
+
+/* What a report says, for test harnesses and embedders. Valid only during the callback. */
+struct hwtag_report_info {
+    enum hwtag_bug_type bug_type;
+    const char *bug_name; /* "slab-out-of-bounds", ... */
+    enum hwtag_access_type access;
+    uintptr_t addr;     /* faulting address with its pointer tag */
+    size_t access_size; /* 0 when the instruction could not be decoded */
+    unsigned pointer_tag;
+    unsigned memory_tag;
+    int asynchronous;        /* SEGV_MTEAERR: no address or object known */
+    int sampled_out;         /* the object involved was left untagged by sampling */
+    uintptr_t object_start;  /* 0 when no object is known */
+    size_t object_size;      /* usable size */
+    size_t object_requested; /* requested size */
+    size_t object_class;     /* size class, 0 for large objects */
+    long distance;    /* bytes from the region [start, start+requested): <0 left, >=0 right, inside
+                         when within */
+    const char *text; /* the full report text */
+    size_t text_len;
+};
+
+/* Called after the report text is written, in the faulting thread, possibly inside the
+ * SIGSEGV handler: the callback must be async-signal-safe. NULL removes it. */
+typedef void (*hwtag_report_callback)(const struct hwtag_report_info *info, void *arg);
+void hwtag_set_report_callback(hwtag_report_callback cb, void *arg);
+
+#define HWTAG_MAX_ORDER 32
+
+struct hwtag_stats {
+    uint64_t small_allocs, small_frees;               /* slab objects */
+    uint64_t large_allocs, large_frees;               /* page-backed objects */
+    uint64_t large_tagged, large_skipped;             /* sampling decisions */
+    uint64_t large_by_order[HWTAG_MAX_ORDER];         /* large allocations by page order */
+    uint64_t large_skipped_by_order[HWTAG_MAX_ORDER]; /* of those, left untagged */
+    uint64_t heap_mapped_bytes;                       /* spans + large mappings, from the OS */
+    uint64_t heap_live_bytes;                         /* usable bytes of live objects */
+    uint64_t meta_bytes;                              /* out-of-band metadata mapped */
+    uint64_t depot_stacks, depot_bytes;               /* stack depot */
+    uint64_t reports;                                 /* reports printed */
+    int mte_active;                                   /* tag checks are on */
+};
+
+/* Fills *out (size = sizeof(struct hwtag_stats), for compatibility). Counters are
+ * approximate while other threads allocate. Returns 0, or -1 when size is too small. */
+int hwtag_get_stats(struct hwtag_stats *out, size_t size);
+
+/* Writes a human-readable statistics summary to fd. */
+void hwtag_print_stats(int fd);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,189 @@
+/* SPDX-License-Identifier: MIT */
+/* Front end: thread cache first, then the slab or large back ends; stack capture and
+ * pointer validation. It defines no libc names (interpose.c does). */
+#include "alloc.h"
+
+#include <string.h>
+
+#include "arch/mte.h"
+#include "fault.h"
+#include "init.h"
+#include "internal.h"
+#include "large.h"
+#include "options.h"
+#include "os.h"
+#include "slab.h"
+#include "stackdepot.h"
+#include "stats.h"
+#include "thread_cache.h"
+#include "unwind.h"
+
+/* Frames between the program's call and the capture: the interposed function. */
+#define ENTRY_SKIP 1u
+
+/* Stack of the current malloc/free, deduplicated; 0 when stacks are off. Must be called
+ * directly from a function that interpose.c calls. */
+static inline __attribute__((always_inline)) uint32_t capture_stack(struct hwt_tcache *tc)
+{
+    if (hwt_opts.stacktrace != HWT_ON)
+        return 0;
+    uintptr_t pcs[HWT_STACK_MAX_FRAMES];
+    unsigned n = hwt_unwind_fast(pcs, HWT_STACK_MAX_FRAMES, ENTRY_SKIP);
+    uint32_t tid = (tc != NULL && tc != HWT_TCACHE_DEAD) ? tc->tid : (uint32_t)hwt_os_gettid();
+    return hwt_depot_put(tid, pcs, n);
+}
+
+static inline struct hwt_tcache *tcache(void)
+{
+    struct hwt_tcache *tc = hwt_tcache_self;
+    if (unlikely(tc == NULL))
+        tc = hwt_tcache_create();
+    return tc;
+}
+
+static void *alloc_small(struct hwt_tcache *tc, unsigned cls, size_t size, bool zero,
+                         uint32_t stack)
+{
+    uintptr_t addr;
+    if (likely(tc != NULL && tc != HWT_TCACHE_DEAD)) {
+        struct hwt_tcache_bin *bin = &tc->bins[cls];
+        if (unlikely(bin->count == 0) && !hwt_tcache_refill(bin, cls))
+            return NULL;
+        addr = bin->slots[--bin->count];
+    } else if (hwt_slab_take(cls, &addr, 1) != 1) {
+        return NULL;
+    }
+    HWT_COUNT(small_allocs, 1);
+    HWT_COUNT(live_bytes, (int64_t)hwt_align_up(size, HWT_GRANULE));
+    return hwt_slab_prepare(addr, size, zero, stack);
+}
+
+static void *alloc_stacked(size_t size, size_t align, bool zero, struct hwt_tcache *tc,
+                           uint32_t stack)
+{
+    if (align <= HWT_GRANULE && size <= HWT_SMALL_MAX)
+        return alloc_small(tc, hwt_size_to_class(size), size, zero, stack);
+    if (align > HWT_GRANULE) {
+        unsigned cls = hwt_size_to_class_aligned(size, align);
+        if (cls < HWT_NUM_CLASSES)
+            return alloc_small(tc, cls, size, zero, stack);
+    }
+    return hwt_large_alloc(size, align, zero, stack);
+}
+
+__attribute__((noinline)) void *hwt_alloc(size_t size, size_t align, bool zero)
+{
+    hwt_ensure_init();
+    struct hwt_tcache *tc = tcache();
+    return alloc_stacked(size, align, zero, tc, capture_stack(tc));
+}
+
+static void free_small(struct hwt_tcache *tc, struct hwt_span *s, uint32_t idx, uint32_t stack)
+{
+    size_t usable = hwt_slab_usable(s, idx);
+    uintptr_t addr = hwt_slab_release(s, idx, stack);
+    if (addr == 0) {
+        /* another thread freed it between our check and now */
+        hwt_fault_bad_free(HWTAG_BUG_DOUBLE_FREE,
+                           (void *)(s->base + (uintptr_t)idx * s->slot_size));
+        return;
+    }
+    HWT_COUNT(small_frees, 1);
+    HWT_COUNT(live_bytes, -(int64_t)usable);
+    unsigned cls = s->cls;
+    if (likely(tc != NULL && tc != HWT_TCACHE_DEAD)) {
+        struct hwt_tcache_bin *bin = &tc->bins[cls];
+        if (unlikely(bin->count == bin->max))
+            hwt_tcache_drain(bin, cls);
+        bin->slots[bin->count++] = addr;
+        return;
+    }
+    hwt_slab_give(cls, &addr, 1);
+}
+
+/* Checks ptr before anything is modified. Returns false (after reporting) when it must
+ * not be freed. */
+static bool check_pointer(const void *ptr, struct hwt_span **s, uint32_t *idx, struct hwt_large **l)
+{
+    *s = NULL;
+    *l = NULL;
+    enum hwt_free_check r = hwt_slab_check(ptr, s, idx);
+    if (r == HWT_FREE_NOT_OURS) {
+        *s = NULL;
+        r = hwt_large_check(ptr, l);
+        if (r == HWT_FREE_NOT_OURS)
+            r = HWT_FREE_INVALID;
+    }
+    if (r == HWT_FREE_OK)
+        return true;
+    hwt_fault_bad_free(r == HWT_FREE_DOUBLE ? HWTAG_BUG_DOUBLE_FREE : HWTAG_BUG_INVALID_FREE, ptr);
+    return false;
+}
+
+static void free_checked(struct hwt_tcache *tc, struct hwt_span *s, uint32_t idx,
+                         struct hwt_large *l, uint32_t stack)
+{
+    if (s != NULL)
+        free_small(tc, s, idx, stack);
+    else
+        hwt_large_free(l, stack);
+}
+
+__attribute__((noinline)) void hwt_free(void *ptr)
+{
+    struct hwt_span *s;
+    struct hwt_large *l;
+    uint32_t idx = 0;
+    if (ptr == NULL)
+        return;
+    hwt_ensure_init();
+    if (!check_pointer(ptr, &s, &idx, &l))
+        return;
+    struct hwt_tcache *tc = tcache();
+    free_checked(tc, s, idx, l, capture_stack(tc));
+}
+
+__attribute__((noinline)) void *hwt_realloc(void *ptr, size_t size, bool *bad)
+{
+    struct hwt_span *s;
+    struct hwt_large *l;
+    uint32_t idx = 0;
+    hwt_ensure_init();
+    *bad = false;
+    if (!check_pointer(ptr, &s, &idx, &l)) {
+        *bad = true;
+        return NULL;
+    }
+    size_t old_usable = s != NULL ? hwt_slab_usable(s, idx) : hwt_large_usable(l);
+    size_t old_requested = s != NULL ? s->slots[idx].requested : old_usable;
+    if (s != NULL && hwt_slab_resize(s, idx, size)) {
+        HWT_COUNT(live_bytes, (int64_t)hwt_align_up(size, HWT_GRANULE) - (int64_t)old_usable);
+        return ptr;
+    }
+    if (l != NULL && hwt_large_resize(l, size))
+        return ptr;
+    struct hwt_tcache *tc = tcache();
+    uint32_t stack = capture_stack(tc);
+    void *fresh = alloc_stacked(size, HWT_GRANULE, false, tc, stack);
+    if (fresh == NULL)
+        return NULL;
+    memcpy(fresh, ptr, old_requested < size ? old_requested : size);
+    free_checked(tc, s, idx, l, stack);
+    return fresh;
+}
+
+size_t hwt_usable_size(const void *ptr)
+{
+    struct hwt_span *s;
+    struct hwt_large *l = NULL;
+    uint32_t idx = 0;
+    if (ptr == NULL)
+        return 0;
+    hwt_ensure_init();
+    enum hwt_free_check r = hwt_slab_check(ptr, &s, &idx);
+    if (r == HWT_FREE_OK)
+        return hwt_slab_usable(s, idx);
+    if (r == HWT_FREE_NOT_OURS && hwt_large_check(ptr, &l) == HWT_FREE_OK)
+        return hwt_large_usable(l);
+    return 0;
+}

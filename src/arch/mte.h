@@ -1,0 +1,165 @@
+/* SPDX-License-Identifier: MIT */
+/* The only MTE instructions of libhwtag: random tags, tag stores (with and without
+ * zeroing), tag loads and TCO. Nothing here decides policy or touches metadata. */
+#ifndef HWT_ARCH_MTE_H
+#define HWT_ARCH_MTE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../internal.h"
+
+#define HWT_TAG_SHIFT 56u
+#define HWT_ADDR_MASK ((UINT64_C(1) << HWT_TAG_SHIFT) - 1)
+
+/* Set once at start-up by hwt_os_mte_init(): tag checks are on and tags may be written. */
+extern int hwt_mte_active;
+/* DC GVA/GZVA block size in bytes (DCZID_EL0), a power of two >= HWT_GRANULE. */
+extern size_t hwt_mte_dcz_block;
+
+/* signal-safe */
+static inline uintptr_t mte_untag(const void *ptr)
+{
+    return (uintptr_t)ptr & HWT_ADDR_MASK;
+}
+
+/* signal-safe */
+static inline unsigned mte_ptr_tag(const void *ptr)
+{
+    return (unsigned)((uintptr_t)ptr >> HWT_TAG_SHIFT) & (HWT_TAG_COUNT - 1);
+}
+
+/* signal-safe */
+static inline void *mte_with_tag(uintptr_t addr, unsigned tag)
+{
+    return (void *)((addr & HWT_ADDR_MASK) | ((uintptr_t)tag << HWT_TAG_SHIFT));
+}
+
+#if HWTAG_MTE
+
+#define MTE_ASM_ARCH ".arch armv8.5-a+memtag\n"
+
+/* A random tag from the process include mask, never one whose bit is set in exclude. */
+static inline unsigned mte_random_tag(uint64_t exclude)
+{
+    uintptr_t out;
+    if (!hwt_mte_active)
+        return HWT_TAG_UNTAGGED;
+    __asm__ volatile(MTE_ASM_ARCH "irg %0, %1, %2" : "=r"(out) : "r"((uintptr_t)0), "r"(exclude));
+    return mte_ptr_tag((void *)out);
+}
+
+/* Memory tag of the granule holding addr. signal-safe */
+static inline unsigned mte_load_tag(uintptr_t addr)
+{
+    uintptr_t p = addr & HWT_ADDR_MASK;
+    if (!hwt_mte_active)
+        return HWT_TAG_UNTAGGED;
+    __asm__ volatile(MTE_ASM_ARCH "ldg %0, [%0]" : "+r"(p) : : "memory");
+    return mte_ptr_tag((void *)p);
+}
+
+/* Tags [tagged, tagged+size) with the pointer's tag; size a multiple of HWT_GRANULE.
+ * zero != 0 also zeroes the data (STZ2G / DC GZVA) instead of leaving it. */
+static inline void mte_store_tags(void *tagged, size_t size, int zero)
+{
+    uintptr_t p = (uintptr_t)tagged;
+    uintptr_t end = p + size;
+    uintptr_t blk = hwt_mte_dcz_block;
+    if (!hwt_mte_active)
+        return;
+    if (size >= 2 * blk) {
+        uintptr_t mid = hwt_align_up(p, blk);
+        uintptr_t mid_end = hwt_align_down(end, blk);
+        for (; p + 2 * HWT_GRANULE <= mid; p += 2 * HWT_GRANULE) {
+            if (zero)
+                __asm__ volatile(MTE_ASM_ARCH "stz2g %0, [%0]" : : "r"(p) : "memory");
+            else
+                __asm__ volatile(MTE_ASM_ARCH "st2g %0, [%0]" : : "r"(p) : "memory");
+        }
+        if (p < mid) {
+            if (zero)
+                __asm__ volatile(MTE_ASM_ARCH "stzg %0, [%0]" : : "r"(p) : "memory");
+            else
+                __asm__ volatile(MTE_ASM_ARCH "stg %0, [%0]" : : "r"(p) : "memory");
+            p += HWT_GRANULE;
+        }
+        for (; p < mid_end; p += blk) {
+            if (zero)
+                __asm__ volatile(MTE_ASM_ARCH "dc gzva, %0" : : "r"(p) : "memory");
+            else
+                __asm__ volatile(MTE_ASM_ARCH "dc gva, %0" : : "r"(p) : "memory");
+        }
+    }
+    for (; p + 2 * HWT_GRANULE <= end; p += 2 * HWT_GRANULE) {
+        if (zero)
+            __asm__ volatile(MTE_ASM_ARCH "stz2g %0, [%0]" : : "r"(p) : "memory");
+        else
+            __asm__ volatile(MTE_ASM_ARCH "st2g %0, [%0]" : : "r"(p) : "memory");
+    }
+    if (p < end) {
+        if (zero)
+            __asm__ volatile(MTE_ASM_ARCH "stzg %0, [%0]" : : "r"(p) : "memory");
+        else
+            __asm__ volatile(MTE_ASM_ARCH "stg %0, [%0]" : : "r"(p) : "memory");
+    }
+}
+
+/* Tag Check Override: while set, this thread's accesses are not tag-checked. signal-safe */
+static inline void mte_tco_set(void)
+{
+    if (hwt_mte_active)
+        __asm__ volatile(MTE_ASM_ARCH "msr tco, #1" : : : "memory");
+}
+
+static inline void mte_tco_clear(void)
+{
+    if (hwt_mte_active)
+        __asm__ volatile(MTE_ASM_ARCH "msr tco, #0" : : : "memory");
+}
+
+/* DCZID_EL0 block size in bytes. */
+static inline size_t mte_read_dcz_block(void)
+{
+    uint64_t dczid;
+    __asm__ volatile("mrs %0, dczid_el0" : "=r"(dczid));
+    return (size_t)4 << (dczid & 0xf);
+}
+
+#else /* !HWTAG_MTE: tagging compiled out */
+
+static inline unsigned mte_random_tag(uint64_t exclude)
+{
+    (void)exclude;
+    return HWT_TAG_UNTAGGED;
+}
+
+static inline unsigned mte_load_tag(uintptr_t addr)
+{
+    (void)addr;
+    return HWT_TAG_UNTAGGED;
+}
+
+static inline void mte_store_tags(void *tagged, size_t size, int zero)
+{
+    (void)tagged;
+    (void)size;
+    (void)zero;
+}
+
+static inline void mte_tco_set(void)
+{
+}
+
+static inline void mte_tco_clear(void)
+{
+}
+
+static inline size_t mte_read_dcz_block(void)
+{
+    return 64;
+}
+
+#endif /* HWTAG_MTE */
+
+#endif

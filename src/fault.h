@@ -1,0 +1,27 @@
+/* SPDX-License-Identifier: MIT */
+/* The SIGSEGV handler and the reporting entry points used by free/realloc. */
+#ifndef HWT_FAULT_H
+#define HWT_FAULT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "../include/hwtag.h"
+
+/* Installs the handler (SA_SIGINFO|SA_ONSTACK|SA_EXPOSE_TAGBITS), remembering the
+ * previous disposition for faults that are not ours; also opens HWTAG_LOG_PATH.
+ * Called once at start-up; tests may call it again to re-install it. */
+void hwt_fault_install(void);
+
+/* Gives the calling thread an alternate signal stack (from meta.c) if it has none. */
+void hwt_fault_thread_init(void);
+/* Takes the calling thread's alternate stack back for reuse by later threads; call at
+ * thread exit, never from a signal handler running on that stack. */
+void hwt_fault_thread_exit(void);
+
+/* A bad free/realloc seen by the allocator (HWTAG_BUG_DOUBLE_FREE or _INVALID_FREE):
+ * reports it with the current stack and applies HWTAG_FAULT. Returns only when the
+ * program may go on (HWTAG_FAULT=report); the caller then leaves the object alone. */
+void hwt_fault_bad_free(enum hwtag_bug_type bug, const void *ptr);
+
+#endif

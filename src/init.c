@@ -1,0 +1,153 @@
+/* SPDX-License-Identifier: MIT */
+/* Start-up order, MTE mode selection, fork handlers and the internal-error path.
+ * Nothing on the init path may call malloc: recursion would find a half-built heap. */
+#include "init.h"
+
+#include <pthread.h>
+#include <string.h>
+
+#include "arch/mte.h"
+#include "fault.h"
+#include "internal.h"
+#include "large.h"
+#include "lock.h"
+#include "meta.h"
+#include "options.h"
+#include "os.h"
+#include "slab.h"
+#include "symbolize.h"
+#include "thread_cache.h"
+#include "unwind.h"
+
+int hwt_init_done;
+static struct hwt_lock init_lock = HWT_LOCK_INIT;
+static int core_ready; /* heap usable; set before anything that may call back into malloc */
+static int init_owner; /* tid running init, so its own recursive calls go through */
+static int late_done;
+
+static void say(const char *msg)
+{
+    hwt_os_write_all(2, msg, strlen(msg));
+}
+
+void hwt_check_fail(const char *msg, const char *file, int line)
+{
+    char num[16];
+    int n = 0;
+    char digits[16];
+    do {
+        digits[n++] = (char)('0' + line % 10);
+        line /= 10;
+    } while (line > 0 && n < (int)sizeof(digits));
+    for (int i = 0; i < n; i++)
+        num[i] = digits[n - 1 - i];
+    num[n] = '\0';
+    say("hwtag: internal error: ");
+    say(msg);
+    say(" (");
+    say(file);
+    say(":");
+    say(num);
+    say(")\n");
+    __builtin_trap();
+}
+
+static const char *const mode_names[] = {"sync", "async", "asymm", "off"};
+
+static void setup_mte(void)
+{
+    if (hwt_opts.mode == HWT_MODE_OFF)
+        return;
+    if (!hwt_os_mte_supported()) {
+        say("hwtag: MTE is not available on this CPU or kernel; running as a plain allocator "
+            "(no tag checks)\n");
+        return;
+    }
+    int mode = hwt_opts.mode == HWT_MODE_SYNC ? 1 : hwt_opts.mode == HWT_MODE_ASYNC ? 2 : 3;
+    if (!hwt_os_mte_set_mode(mode)) {
+        if (mode == 3 && hwt_os_mte_set_mode(1)) {
+            say("hwtag: asymmetric mode refused by the kernel; using sync\n");
+            hwt_opts.mode = HWT_MODE_SYNC;
+        } else {
+            say("hwtag: enabling MTE tag checks failed; running as a plain allocator\n");
+            return;
+        }
+    }
+    hwt_mte_dcz_block = mte_read_dcz_block();
+    if (hwt_mte_dcz_block < HWT_GRANULE)
+        hwt_mte_dcz_block = HWT_GRANULE;
+    hwt_mte_active = 1;
+}
+
+static void fork_prepare(void)
+{
+    hwt_tcache_lock();
+    hwt_slab_lock_all();
+    hwt_large_lock();
+    hwt_meta_lock();
+}
+
+static void fork_parent(void)
+{
+    hwt_meta_unlock();
+    hwt_large_unlock();
+    hwt_slab_unlock_all();
+    hwt_tcache_unlock();
+}
+
+static void fork_child(void)
+{
+    hwt_meta_reset_lock();
+    hwt_large_reset_lock();
+    hwt_slab_reset_locks();
+    hwt_tcache_after_fork_child();
+}
+
+/* The parts that need a running process: handler, unwinder, symbols. Idempotent. */
+static void init_late(void)
+{
+    if (__atomic_exchange_n(&late_done, 1, __ATOMIC_ACQ_REL))
+        return;
+    hwt_unwind_init();
+    hwt_symbolize_init();
+    hwt_fault_install();
+    hwt_fault_thread_init();
+    if (hwt_opts.verbose == HWT_ON) {
+        say("hwtag: initialized (mode=");
+        say(hwt_mte_active ? mode_names[hwt_opts.mode] : "off");
+        say(hwt_opts.stacktrace == HWT_ON ? ", stacktrace=on)\n" : ", stacktrace=off)\n");
+    }
+}
+
+void hwt_init_slow(void)
+{
+    int tid = hwt_os_gettid();
+    if (__atomic_load_n(&core_ready, __ATOMIC_ACQUIRE) &&
+        __atomic_load_n(&init_owner, __ATOMIC_RELAXED) == tid)
+        return; /* a call back into malloc from our own init: the heap is ready */
+    hwt_lock(&init_lock);
+    if (hwt_init_done) {
+        hwt_unlock(&init_lock);
+        return;
+    }
+    init_owner = tid;
+    hwt_os_init();
+    hwt_options_init();
+    setup_mte();
+    if (!hwt_slab_init()) {
+        say("hwtag: cannot reserve the heap address space\n");
+        __builtin_trap();
+    }
+    __atomic_store_n(&core_ready, 1, __ATOMIC_RELEASE);
+    hwt_tcache_init();
+    pthread_atfork(fork_prepare, fork_parent, fork_child);
+    __atomic_store_n(&hwt_init_done, 1, __ATOMIC_RELEASE);
+    init_owner = 0;
+    hwt_unlock(&init_lock);
+}
+
+__attribute__((constructor)) static void hwt_constructor(void)
+{
+    hwt_ensure_init();
+    init_late();
+}

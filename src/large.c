@@ -1,0 +1,352 @@
+/* SPDX-License-Identifier: MIT */
+/* Page-backed objects: a mapping each, an out-of-band record each, a FIFO cache of freed
+ * mappings. Tags are written with DC GVA/GZVA over whole blocks, never granule by granule. */
+#include "large.h"
+
+#include <string.h>
+
+#include "arch/mte.h"
+#include "internal.h"
+#include "lock.h"
+#include "meta.h"
+#include "os.h"
+#include "sample.h"
+#include "size_class.h"
+#include "stats.h"
+#include "tags.h"
+
+enum { REC_DEAD, REC_LIVE, REC_CACHED };
+
+struct hwt_large {
+    uintptr_t map_start; /* untagged mapping */
+    size_t map_size;
+    uintptr_t start; /* untagged object start, inside the mapping */
+    size_t requested;
+    size_t area; /* [start, start+area) holds area_tag; the rest of the map is FREE */
+    uint32_t alloc_stack, free_stack;
+    uint8_t tag; /* live: its tag; cached: the tag it had */
+    uint8_t area_tag;
+    uint8_t state;                   /* REC_* */
+    uint8_t sampled;                 /* tagged by the sampling decision (or below the order) */
+    struct hwt_large *hnext;         /* hash chain by start */
+    struct hwt_large *cnext, *cprev; /* cache FIFO, or the dead-record free list */
+};
+
+#define HASH_BUCKETS 4096u
+#define MAX_RECORDS (1u << 20)
+/* Freed mappings kept mapped and tagged free: a use after free faults as a tag mismatch
+ * and a new allocation reuses them without a system call. */
+#define CACHE_MAX_ENTRIES 32u
+#define CACHE_MAX_BYTES ((size_t)64 << 20)
+#define CACHE_MAX_BLOCK ((size_t)16 << 20)
+
+static struct hwt_lock large_lock = HWT_LOCK_INIT;
+static struct hwt_large *buckets[HASH_BUCKETS]; /* large_lock for writers */
+static struct hwt_large *records;               /* pool, MAX_RECORDS entries */
+static uint32_t record_count;                   /* used prefix of the pool */
+static struct hwt_large *dead_list;
+static struct hwt_large *cache_head, *cache_tail; /* oldest at head */
+static uint32_t cache_entries;
+static size_t cache_bytes;
+static uint64_t mapped_bytes;
+
+static unsigned bucket_of(uintptr_t start)
+{
+    return (unsigned)((start / hwt_page_size) * 0x9E3779B1u) % HASH_BUCKETS;
+}
+
+static struct hwt_large *record_new_locked(void)
+{
+    struct hwt_large *l = dead_list;
+    if (l != NULL) {
+        dead_list = l->cnext;
+        return l;
+    }
+    if (records == NULL) {
+        records = hwt_meta_alloc(MAX_RECORDS * sizeof(*records), hwt_page_size);
+        if (records == NULL)
+            return NULL;
+    }
+    if (record_count == MAX_RECORDS)
+        return NULL;
+    return &records[record_count++];
+}
+
+static void hash_insert_locked(struct hwt_large *l)
+{
+    unsigned b = bucket_of(l->start);
+    l->hnext = buckets[b];
+    __atomic_store_n(&buckets[b], l, __ATOMIC_RELEASE);
+}
+
+static void hash_remove_locked(struct hwt_large *l)
+{
+    struct hwt_large **pp = &buckets[bucket_of(l->start)];
+    while (*pp != l)
+        pp = &(*pp)->hnext;
+    *pp = l->hnext;
+}
+
+static void cache_unlink_locked(struct hwt_large *l)
+{
+    if (l->cprev != NULL)
+        l->cprev->cnext = l->cnext;
+    else
+        cache_head = l->cnext;
+    if (l->cnext != NULL)
+        l->cnext->cprev = l->cprev;
+    else
+        cache_tail = l->cprev;
+    l->cnext = l->cprev = NULL;
+    cache_entries--;
+    cache_bytes -= l->map_size;
+}
+
+/* Unmaps the oldest cached mapping; returns it (unlocked) to the caller for munmap. */
+static void evict_oldest_locked(uintptr_t *map, size_t *size)
+{
+    struct hwt_large *l = cache_head;
+    cache_unlink_locked(l);
+    hash_remove_locked(l);
+    *map = l->map_start;
+    *size = l->map_size;
+    __atomic_store_n(&l->state, REC_DEAD, __ATOMIC_RELEASE);
+    l->cnext = dead_list;
+    dead_list = l;
+    mapped_bytes -= *size;
+}
+
+/* Brings [start, start+usable) to tag (zeroing it when zero) and the rest of the mapping
+ * to HWT_TAG_FREE, touching only the ranges whose tag changes. */
+static void retag_owned(struct hwt_large *l, size_t usable, unsigned tag, bool zero)
+{
+    size_t keep = usable < l->area ? usable : l->area;
+    if (zero || l->area_tag != tag)
+        hwt_tag_range(l->start, keep, tag, zero);
+    if (usable > l->area)
+        hwt_tag_range(l->start + l->area, usable - l->area, tag, zero);
+    else if (usable < l->area && l->area_tag != HWT_TAG_FREE)
+        hwt_tag_range(l->start + usable, l->area - usable, HWT_TAG_FREE, false);
+    l->area = usable;
+    l->area_tag = (uint8_t)tag;
+}
+
+static size_t map_size_for(size_t size, size_t align)
+{
+    size_t extra = align > hwt_page_size ? align - hwt_page_size : 0;
+    /* At least one guard granule past the object, also for page-multiple sizes. */
+    return hwt_align_up(hwt_align_up(size, HWT_GRANULE) + HWT_GRANULE, hwt_page_size) + extra;
+}
+
+void *hwt_large_alloc(size_t size, size_t align, bool zero, uint32_t stack)
+{
+    if (size > ((size_t)1 << 47))
+        return NULL;
+    size_t need = map_size_for(size, align);
+    size_t usable = hwt_align_up(size, HWT_GRANULE);
+    unsigned order = hwt_page_order(size);
+    bool sampled = hwt_sample_should_tag(order);
+    struct hwt_large *l = NULL;
+
+    hwt_lock(&large_lock);
+    for (struct hwt_large *c = cache_head; c != NULL; c = c->cnext) {
+        if (c->map_size >= need && c->map_size <= 2 * need && (c->map_start & (align - 1)) == 0) {
+            l = c;
+            cache_unlink_locked(c);
+            break;
+        }
+    }
+    if (l == NULL) {
+        hwt_unlock(&large_lock);
+        void *m = hwt_os_map(need, true);
+        if (m == NULL)
+            return NULL;
+        hwt_lock(&large_lock);
+        l = record_new_locked();
+        if (l == NULL) {
+            hwt_unlock(&large_lock);
+            hwt_os_unmap(m, need);
+            return NULL;
+        }
+        mapped_bytes += need;
+        l->map_start = (uintptr_t)m;
+        l->map_size = need;
+        l->start = hwt_align_up((uintptr_t)m, align < hwt_page_size ? hwt_page_size : align);
+        l->tag = HWT_TAG_UNTAGGED;
+        l->sampled = 0;
+        /* Fresh pages are tag 0: the object area stays so until retagged below; the rest
+         * becomes the free-tagged guard now, in the mapping thread (DESIGN.md: QEMU's lazy
+         * tag storage). */
+        l->area = usable;
+        l->area_tag = HWT_TAG_UNTAGGED;
+        hwt_tag_range(l->map_start, l->start - l->map_start, HWT_TAG_FREE, false);
+        hwt_tag_range(l->start + usable, l->map_start + l->map_size - l->start - usable,
+                      HWT_TAG_FREE, false);
+        zero = false; /* fresh anonymous memory is zero */
+    } else {
+        hash_remove_locked(l);
+    }
+    /* A cached mapping keeps its start, so exclude the tag it had: a stale pointer to it
+     * must fault. */
+    uint16_t exclude = l->sampled ? HWT_TAG_BIT(l->tag) : 0;
+    l->state = REC_LIVE;
+    l->requested = size;
+    l->alloc_stack = stack;
+    l->free_stack = 0;
+    hash_insert_locked(l);
+    hwt_unlock(&large_lock);
+
+    unsigned tag = sampled ? hwt_tag_pick(exclude) : HWT_TAG_UNTAGGED;
+    retag_owned(l, usable, tag, zero);
+    l->tag = (uint8_t)tag;
+    l->sampled = sampled;
+
+    HWT_COUNT(large_allocs, 1);
+    HWT_COUNT(large_by_order[order < HWTAG_MAX_ORDER ? order : HWTAG_MAX_ORDER - 1], 1);
+    if (sampled) {
+        HWT_COUNT(large_tagged, 1);
+    } else {
+        HWT_COUNT(large_skipped, 1);
+        HWT_COUNT(large_skipped_by_order[order < HWTAG_MAX_ORDER ? order : HWTAG_MAX_ORDER - 1], 1);
+    }
+    HWT_COUNT(live_bytes, (int64_t)usable);
+    return mte_with_tag(l->start, tag);
+}
+
+enum hwt_free_check hwt_large_check(const void *ptr, struct hwt_large **out)
+{
+    uintptr_t addr = mte_untag(ptr);
+    if ((addr & (hwt_page_size - 1)) != 0)
+        return HWT_FREE_NOT_OURS;
+    struct hwt_large *l = __atomic_load_n(&buckets[bucket_of(addr)], __ATOMIC_ACQUIRE);
+    for (; l != NULL; l = l->hnext) {
+        if (l->start == addr)
+            break;
+    }
+    if (l == NULL)
+        return HWT_FREE_NOT_OURS;
+    *out = l;
+    if (__atomic_load_n(&l->state, __ATOMIC_ACQUIRE) != REC_LIVE)
+        return HWT_FREE_DOUBLE;
+    if (hwt_mte_active && mte_ptr_tag(ptr) != l->tag)
+        return HWT_FREE_DOUBLE;
+    return HWT_FREE_OK;
+}
+
+void hwt_large_free(struct hwt_large *l, uint32_t stack)
+{
+    uintptr_t evict_map[2];
+    size_t evict_size[2];
+    unsigned evicted = 0;
+    size_t usable = hwt_align_up(l->requested, HWT_GRANULE);
+
+    l->free_stack = stack;
+    /* Retag a tagged object free so the old pointer faults; an unsampled one stays tag 0:
+     * skipping its tagging is what sampling buys. */
+    if (l->area_tag != HWT_TAG_UNTAGGED) {
+        hwt_tag_range(l->start, l->area, HWT_TAG_FREE, false);
+        l->area_tag = HWT_TAG_FREE;
+    }
+    HWT_COUNT(large_frees, 1);
+    HWT_COUNT(live_bytes, -(int64_t)usable);
+
+    hwt_lock(&large_lock);
+    uint8_t expected = REC_LIVE;
+    if (!__atomic_compare_exchange_n(&l->state, &expected, REC_CACHED, 0, __ATOMIC_ACQ_REL,
+                                     __ATOMIC_RELAXED)) {
+        hwt_unlock(&large_lock);
+        return;
+    }
+    if (l->map_size > CACHE_MAX_BLOCK) {
+        /* Too big to keep: give it back now (a later access faults as unmapped). */
+        hash_remove_locked(l);
+        evict_map[evicted] = l->map_start;
+        evict_size[evicted++] = l->map_size;
+        mapped_bytes -= l->map_size;
+        __atomic_store_n(&l->state, REC_DEAD, __ATOMIC_RELEASE);
+        l->cnext = dead_list;
+        dead_list = l;
+    } else {
+        l->cnext = NULL;
+        l->cprev = cache_tail;
+        if (cache_tail != NULL)
+            cache_tail->cnext = l;
+        else
+            cache_head = l;
+        cache_tail = l;
+        cache_entries++;
+        cache_bytes += l->map_size;
+        while (evicted < 2 && cache_head != NULL &&
+               (cache_entries > CACHE_MAX_ENTRIES || cache_bytes > CACHE_MAX_BYTES)) {
+            evict_oldest_locked(&evict_map[evicted], &evict_size[evicted]);
+            evicted++;
+        }
+    }
+    hwt_unlock(&large_lock);
+    for (unsigned i = 0; i < evicted; i++)
+        hwt_os_unmap((void *)evict_map[i], evict_size[i]);
+}
+
+size_t hwt_large_usable(const struct hwt_large *l)
+{
+    return hwt_align_up(l->requested, HWT_GRANULE);
+}
+
+bool hwt_large_resize(struct hwt_large *l, size_t new_size)
+{
+    size_t room = l->map_start + l->map_size - l->start;
+    size_t new_usable = hwt_align_up(new_size, HWT_GRANULE);
+    /* Keep a guard granule, and do not pin a mapping more than twice the new size. */
+    if (new_usable + HWT_GRANULE > room || new_size <= HWT_SMALL_MAX || room > 2 * new_usable)
+        return false;
+    size_t old_usable = hwt_align_up(l->requested, HWT_GRANULE);
+    HWT_COUNT(live_bytes, (int64_t)new_usable - (int64_t)old_usable);
+    retag_owned(l, new_usable, l->tag, false);
+    l->requested = new_size;
+    return true;
+}
+
+bool hwt_large_lookup(uintptr_t addr, struct hwt_object *out)
+{
+    uint32_t n = __atomic_load_n(&record_count, __ATOMIC_ACQUIRE);
+    for (uint32_t i = 0; i < n; i++) {
+        const struct hwt_large *l = &records[i];
+        uint8_t state = __atomic_load_n(&l->state, __ATOMIC_ACQUIRE);
+        if (state == REC_DEAD || addr < l->map_start || addr >= l->map_start + l->map_size)
+            continue;
+        out->start = l->start;
+        out->requested = l->requested;
+        out->size = hwt_align_up(l->requested, HWT_GRANULE);
+        out->class_size = 0;
+        out->region_size = l->map_start + l->map_size - l->start;
+        out->tag = l->tag;
+        out->large = true;
+        out->live = state == REC_LIVE;
+        out->ever_used = true;
+        out->sampled = l->sampled != 0;
+        out->alloc_stack = l->alloc_stack;
+        out->free_stack = state == REC_CACHED ? l->free_stack : 0;
+        return true;
+    }
+    return false;
+}
+
+void hwt_large_lock(void)
+{
+    hwt_lock(&large_lock);
+}
+
+void hwt_large_unlock(void)
+{
+    hwt_unlock(&large_lock);
+}
+
+void hwt_large_reset_lock(void)
+{
+    hwt_lock_reset(&large_lock);
+}
+
+uint64_t hwt_large_mapped(void)
+{
+    return __atomic_load_n(&mapped_bytes, __ATOMIC_RELAXED);
+}

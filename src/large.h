@@ -1,0 +1,30 @@
+/* SPDX-License-Identifier: MIT */
+/* Page-backed objects: one mapping each with a guard tail tagged free, a bounded cache
+ * of freed mappings (kept tagged free, so a use after free faults), sampling per sample.c. */
+#ifndef HWT_LARGE_H
+#define HWT_LARGE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "heap.h"
+#include "slab.h"
+
+struct hwt_large;
+
+/* NULL (errno untouched) when the OS refuses memory. */
+void *hwt_large_alloc(size_t size, size_t align, bool zero, uint32_t stack);
+enum hwt_free_check hwt_large_check(const void *ptr, struct hwt_large **out);
+void hwt_large_free(struct hwt_large *l, uint32_t stack);
+size_t hwt_large_usable(const struct hwt_large *l);
+/* realloc in place when new_size still fits the mapping sensibly; false: move it. */
+bool hwt_large_resize(struct hwt_large *l, size_t new_size);
+bool hwt_large_lookup(uintptr_t addr, struct hwt_object *out);
+
+void hwt_large_lock(void);
+void hwt_large_unlock(void);
+void hwt_large_reset_lock(void);
+uint64_t hwt_large_mapped(void);
+
+#endif

@@ -1,0 +1,62 @@
+/* SPDX-License-Identifier: MIT */
+/* A small futex lock that never allocates and can be re-initialised in a fork child. */
+#ifndef HWT_LOCK_H
+#define HWT_LOCK_H
+
+#include <linux/futex.h>
+#include <stdint.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+struct hwt_lock {
+    int state; /* 0 free, 1 locked, 2 locked with waiters */
+};
+
+#define HWT_LOCK_INIT                                                                              \
+    {                                                                                              \
+        0                                                                                          \
+    }
+
+static inline void hwt_lock_slow(struct hwt_lock *l)
+{
+    int c = __atomic_exchange_n(&l->state, 2, __ATOMIC_ACQUIRE);
+    while (c != 0) {
+        syscall(SYS_futex, &l->state, FUTEX_WAIT_PRIVATE, 2, NULL, NULL, 0);
+        c = __atomic_exchange_n(&l->state, 2, __ATOMIC_ACQUIRE);
+    }
+}
+
+static inline void hwt_lock(struct hwt_lock *l)
+{
+    int expected = 0;
+    if (__atomic_compare_exchange_n(&l->state, &expected, 1, 0, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
+        return;
+    for (int spin = 0; spin < 64; spin++) {
+        expected = 0;
+        if (__atomic_load_n(&l->state, __ATOMIC_RELAXED) == 0 &&
+            __atomic_compare_exchange_n(&l->state, &expected, 1, 0, __ATOMIC_ACQUIRE,
+                                        __ATOMIC_RELAXED))
+            return;
+    }
+    hwt_lock_slow(l);
+}
+
+static inline int hwt_trylock(struct hwt_lock *l)
+{
+    int expected = 0;
+    return __atomic_compare_exchange_n(&l->state, &expected, 1, 0, __ATOMIC_ACQUIRE,
+                                       __ATOMIC_RELAXED);
+}
+
+static inline void hwt_unlock(struct hwt_lock *l)
+{
+    if (__atomic_exchange_n(&l->state, 0, __ATOMIC_RELEASE) == 2)
+        syscall(SYS_futex, &l->state, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+}
+
+static inline void hwt_lock_reset(struct hwt_lock *l)
+{
+    __atomic_store_n(&l->state, 0, __ATOMIC_RELAXED);
+}
+
+#endif

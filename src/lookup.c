@@ -1,0 +1,19 @@
+/* SPDX-License-Identifier: MIT */
+/* heap.h: one place that answers "what is at this address" for reports, over the slab
+ * and large back ends. Lock-free reads only. */
+#include "heap.h"
+
+#include "large.h"
+#include "slab.h"
+
+bool hwt_heap_lookup(uintptr_t addr, struct hwt_object *out)
+{
+    if (hwt_slab_lookup(addr, 0, out))
+        return true;
+    return hwt_large_lookup(addr, out);
+}
+
+bool hwt_heap_lookup_neighbor(uintptr_t addr, long delta, struct hwt_object *out)
+{
+    return hwt_slab_lookup(addr, delta, out);
+}

@@ -1,0 +1,153 @@
+/* SPDX-License-Identifier: MIT */
+/* The allocator's only mmap/munmap/madvise/prctl/getauxval/write calls and the page size.
+ * No policy: callers decide what to map and when. */
+#include "os.h"
+
+#include <errno.h>
+#include <sys/auxv.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "arch/mte.h"
+#include "internal.h"
+
+#ifndef PROT_MTE
+#define PROT_MTE 0x20
+#endif
+#ifndef HWCAP2_MTE
+#define HWCAP2_MTE (1UL << 18)
+#endif
+#ifndef PR_SET_TAGGED_ADDR_CTRL
+#define PR_SET_TAGGED_ADDR_CTRL 55
+#define PR_TAGGED_ADDR_ENABLE (1UL << 0)
+#endif
+#ifndef PR_MTE_TCF_SHIFT
+#define PR_MTE_TCF_SHIFT 1
+#define PR_MTE_TCF_NONE (0UL << PR_MTE_TCF_SHIFT)
+#define PR_MTE_TCF_SYNC (1UL << PR_MTE_TCF_SHIFT)
+#define PR_MTE_TCF_ASYNC (2UL << PR_MTE_TCF_SHIFT)
+#define PR_MTE_TAG_SHIFT 3
+#endif
+
+size_t hwt_page_size = 4096;
+int hwt_mte_active;
+size_t hwt_mte_dcz_block = 64;
+
+void hwt_os_init(void)
+{
+    unsigned long ps = getauxval(AT_PAGESZ);
+    if (ps >= 4096 && (ps & (ps - 1)) == 0)
+        hwt_page_size = ps;
+}
+
+static int prot_for(bool tagged)
+{
+    int prot = PROT_READ | PROT_WRITE;
+    if (tagged && hwt_mte_active)
+        prot |= PROT_MTE;
+    return prot;
+}
+
+void *hwt_os_map(size_t size, bool tagged)
+{
+    void *p =
+        mmap(NULL, size, prot_for(tagged), MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    return p == MAP_FAILED ? NULL : p;
+}
+
+void *hwt_os_reserve(size_t size, size_t align)
+{
+    size_t span = size + align;
+    char *p = mmap(NULL, span, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (p == MAP_FAILED)
+        return NULL;
+    uintptr_t start = hwt_align_up((uintptr_t)p, align);
+    if (start > (uintptr_t)p)
+        munmap(p, start - (uintptr_t)p);
+    uintptr_t end = start + size;
+    if ((uintptr_t)p + span > end)
+        munmap((void *)end, (uintptr_t)p + span - end);
+    return (void *)start;
+}
+
+bool hwt_os_commit(void *addr, size_t size, bool tagged)
+{
+    return mprotect(addr, size, prot_for(tagged)) == 0;
+}
+
+void hwt_os_unmap(void *addr, size_t size)
+{
+    munmap(addr, size);
+}
+
+void hwt_os_decommit(void *addr, size_t size)
+{
+    madvise(addr, size, MADV_DONTNEED);
+}
+
+long hwt_os_write(int fd, const void *buf, size_t len)
+{
+    return syscall(SYS_write, fd, buf, len);
+}
+
+void hwt_os_write_all(int fd, const void *buf, size_t len)
+{
+    const char *p = buf;
+    while (len > 0) {
+        long n = hwt_os_write(fd, p, len);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            return;
+        p += n;
+        len -= (size_t)n;
+    }
+}
+
+int hwt_os_gettid(void)
+{
+    return (int)syscall(SYS_gettid);
+}
+
+int hwt_os_getpid(void)
+{
+    return (int)syscall(SYS_getpid);
+}
+
+bool hwt_os_mte_supported(void)
+{
+#if HWTAG_MTE
+    return (getauxval(AT_HWCAP2) & HWCAP2_MTE) != 0;
+#else
+    return false;
+#endif
+}
+
+bool hwt_os_mte_set_mode(int mode)
+{
+#if HWTAG_MTE
+    unsigned long tcf;
+    switch (mode) {
+    case 1:
+        tcf = PR_MTE_TCF_SYNC;
+        break;
+    case 2:
+        tcf = PR_MTE_TCF_ASYNC;
+        break;
+    case 3: /* asymmetric: sync reads, async writes (the kernel picks it from both bits) */
+        tcf = PR_MTE_TCF_SYNC | PR_MTE_TCF_ASYNC;
+        break;
+    default:
+        tcf = PR_MTE_TCF_NONE;
+        break;
+    }
+    unsigned long ctrl =
+        PR_TAGGED_ADDR_ENABLE | tcf | ((unsigned long)HWT_TAG_INCLUDE_MASK << PR_MTE_TAG_SHIFT);
+    return prctl(PR_SET_TAGGED_ADDR_CTRL, ctrl, 0, 0, 0) == 0;
+#else
+    (void)mode;
+    return false;
+#endif
+}

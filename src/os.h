@@ -1,0 +1,36 @@
+/* SPDX-License-Identifier: MIT */
+/* Thin wrappers over the system calls of the allocator: mappings, prctl, write,
+ * thread ids. The only file that calls mmap/munmap/madvise/prctl directly. */
+#ifndef HWT_OS_H
+#define HWT_OS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* Page size, read from the auxiliary vector at start-up. */
+extern size_t hwt_page_size;
+
+void hwt_os_init(void);
+/* Maps size bytes of fresh zeroed memory, PROT_MTE when tagged and MTE is active.
+ * Returns NULL on failure. */
+void *hwt_os_map(size_t size, bool tagged);
+/* Reserves address space only (PROT_NONE); commit parts with hwt_os_commit. */
+void *hwt_os_reserve(size_t size, size_t align);
+bool hwt_os_commit(void *addr, size_t size, bool tagged);
+void hwt_os_unmap(void *addr, size_t size);
+/* Gives the pages back to the OS; they read as zero (and tag 0) afterwards. */
+void hwt_os_decommit(void *addr, size_t size);
+
+/* signal-safe */
+long hwt_os_write(int fd, const void *buf, size_t len);
+void hwt_os_write_all(int fd, const void *buf, size_t len);
+int hwt_os_gettid(void);
+int hwt_os_getpid(void);
+
+/* MTE control. mode: 0 none, 1 sync, 2 async, 3 asymm. Applies to the calling thread
+ * (threads created later inherit it). Returns false when the kernel refuses. */
+bool hwt_os_mte_supported(void);
+bool hwt_os_mte_set_mode(int mode);
+
+#endif

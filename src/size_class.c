@@ -1,0 +1,33 @@
+/* SPDX-License-Identifier: MIT */
+/* Span geometry of the size classes. Pure: no state beyond the page size. */
+#include "size_class.h"
+
+#include "os.h"
+
+#define SPAN_MIN (16u * 1024u)
+#define SPAN_MAX (128u * 1024u)
+#define SPAN_MIN_SLOTS 8u
+
+size_t hwt_class_span_size(unsigned cls)
+{
+    size_t want = hwt_class_size(cls) * SPAN_MIN_SLOTS;
+    size_t span = SPAN_MIN;
+    while (span < want && span < SPAN_MAX)
+        span <<= 1;
+    if (span < hwt_page_size)
+        span = hwt_page_size;
+    return span;
+}
+
+unsigned hwt_size_to_class_aligned(size_t size, size_t align)
+{
+    if (size > HWT_SMALL_MAX || align > HWT_SMALL_MAX)
+        return HWT_NUM_CLASSES;
+    if (size < align)
+        size = align;
+    for (unsigned cls = hwt_size_to_class(size); cls < HWT_NUM_CLASSES; cls++) {
+        if ((hwt_class_size(cls) & (align - 1)) == 0)
+            return cls;
+    }
+    return HWT_NUM_CLASSES;
+}

@@ -1,0 +1,49 @@
+/* SPDX-License-Identifier: MIT */
+/* Size classes of small objects: 16-byte steps up to 256 bytes, then eight classes per
+ * doubling up to HWT_SMALL_MAX. Pure arithmetic, no state. */
+#ifndef HWT_SIZE_CLASS_H
+#define HWT_SIZE_CLASS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "internal.h"
+
+#define HWT_NUM_CLASSES 64u
+#define HWT_SMALL_MAX 16384u /* largest small object; bigger ones are page-backed */
+#define HWT_LINEAR_MAX 256u  /* classes are 16 bytes apart up to here */
+#define HWT_LINEAR_CLASSES 16u
+#define HWT_STEPS_PER_DOUBLING 8u
+#define HWT_LINEAR_MAX_LOG2 8u
+
+/* Class of a request of size bytes, 0 < size <= HWT_SMALL_MAX (0 maps to class 0). */
+static inline unsigned hwt_size_to_class(size_t size)
+{
+    if (size <= HWT_LINEAR_MAX)
+        return size == 0 ? 0 : (unsigned)((size - 1) >> HWT_GRANULE_SHIFT);
+    unsigned k = 63u - (unsigned)__builtin_clzll((unsigned long long)(size - 1));
+    unsigned step_log2 = k - 3u;
+    size_t base = (size_t)1 << k;
+    return HWT_LINEAR_CLASSES + (k - HWT_LINEAR_MAX_LOG2) * HWT_STEPS_PER_DOUBLING +
+           (unsigned)((size - 1 - base) >> step_log2);
+}
+
+/* Slot size of class cls. */
+static inline size_t hwt_class_size(unsigned cls)
+{
+    if (cls < HWT_LINEAR_CLASSES)
+        return (size_t)(cls + 1) * HWT_GRANULE;
+    unsigned rel = cls - HWT_LINEAR_CLASSES;
+    unsigned k = HWT_LINEAR_MAX_LOG2 + rel / HWT_STEPS_PER_DOUBLING;
+    size_t step = (size_t)1 << (k - 3u);
+    return ((size_t)1 << k) + (size_t)(rel % HWT_STEPS_PER_DOUBLING + 1) * step;
+}
+
+/* Bytes of one span of class cls: a power of two, at least a page, room for >= 8 slots. */
+size_t hwt_class_span_size(unsigned cls);
+
+/* Smallest class >= size whose slots are all aligned to align (a power of two);
+ * HWT_NUM_CLASSES when none fits. */
+unsigned hwt_size_to_class_aligned(size_t size, size_t align);
+
+#endif

@@ -1,0 +1,379 @@
+/* SPDX-License-Identifier: MIT */
+/* Small objects: spans carved from one PROT_MTE reservation, slot metadata out of band,
+ * per-class central lists. It never stores anything inside user memory. */
+#include "slab.h"
+
+#include "arch/mte.h"
+#include "internal.h"
+#include "lock.h"
+#include "meta.h"
+#include "os.h"
+#include "size_class.h"
+#include "tags.h"
+
+enum { LIST_NONE, LIST_PARTIAL, LIST_EMPTY, LIST_RELEASED };
+
+/* Address space for all spans, reserved once; spans are carved in address order. */
+#define HEAP_RESERVE_MAX ((size_t)64 << 30)
+#define HEAP_RESERVE_MIN ((size_t)1 << 30)
+#define HEAP_COMMIT_STEP ((size_t)4 << 20)
+#define BITS_PER_WORD 64u
+
+struct central {
+    struct hwt_lock lock;
+    struct hwt_span *partial;  /* nfree > 0 */
+    struct hwt_span *empty;    /* one fully free, committed span kept for reuse */
+    struct hwt_span *released; /* fully free, pages given back to the OS */
+} __attribute__((aligned(64)));
+
+static struct central centrals[HWT_NUM_CLASSES];
+
+static struct hwt_lock heap_lock = HWT_LOCK_INIT;
+uintptr_t hwt_slab_heap_base, hwt_slab_heap_end; /* reservation; set once at init */
+static uintptr_t heap_cursor;                    /* next free byte; heap_lock */
+static uintptr_t heap_committed;                 /* end of the committed prefix; heap_lock */
+static uint32_t *pagemap;                        /* per page: span index + 1, 0 = none */
+static struct hwt_span *spans;                   /* indexed by pagemap value - 1 */
+static uint32_t span_count;                      /* heap_lock */
+static uint32_t span_capacity;
+static unsigned page_shift;
+static uint64_t heap_mapped_bytes; /* committed span bytes, less released ones */
+
+bool hwt_slab_init(void)
+{
+    page_shift = (unsigned)__builtin_ctzll(hwt_page_size);
+    size_t size = HEAP_RESERVE_MAX;
+    void *base = NULL;
+    while (size >= HEAP_RESERVE_MIN && (base = hwt_os_reserve(size, hwt_page_size)) == NULL)
+        size >>= 1;
+    if (base == NULL)
+        return false;
+    size_t pages = size >> page_shift;
+    size_t smallest_span = hwt_class_span_size(0);
+    span_capacity = (uint32_t)(size / smallest_span);
+    pagemap = hwt_meta_alloc(pages * sizeof(*pagemap), hwt_page_size);
+    spans = hwt_meta_alloc((size_t)span_capacity * sizeof(*spans), hwt_page_size);
+    if (pagemap == NULL || spans == NULL)
+        return false;
+    hwt_slab_heap_base = (uintptr_t)base;
+    hwt_slab_heap_end = (uintptr_t)base + size;
+    heap_cursor = heap_committed = (uintptr_t)base;
+    return true;
+}
+
+struct hwt_span *hwt_slab_span_of(uintptr_t addr)
+{
+    if (addr < hwt_slab_heap_base || addr >= hwt_slab_heap_end)
+        return NULL;
+    uint32_t v =
+        __atomic_load_n(&pagemap[(addr - hwt_slab_heap_base) >> page_shift], __ATOMIC_ACQUIRE);
+    return v == 0 ? NULL : &spans[v - 1];
+}
+
+/* Carves a new span for cls and tags it free, before anyone else can see it: QEMU loses
+ * tags when two threads first tag a fresh page at once (DESIGN.md). */
+static struct hwt_span *span_new(unsigned cls)
+{
+    size_t span_size = hwt_class_span_size(cls);
+    size_t slot_size = hwt_class_size(cls);
+    uint32_t nslots = (uint32_t)(span_size / slot_size);
+    size_t words = (nslots + BITS_PER_WORD - 1) / BITS_PER_WORD;
+    uint64_t *bits = hwt_meta_alloc(words * sizeof(uint64_t), 16);
+    struct hwt_slot *slots = hwt_meta_alloc(nslots * sizeof(struct hwt_slot), 16);
+    if (bits == NULL || slots == NULL)
+        return NULL;
+
+    hwt_lock(&heap_lock);
+    uintptr_t base = hwt_align_up(heap_cursor, span_size);
+    if (base + span_size > hwt_slab_heap_end || span_count == span_capacity) {
+        hwt_unlock(&heap_lock);
+        return NULL;
+    }
+    if (base + span_size > heap_committed) {
+        uintptr_t end = hwt_align_up(base + span_size, HEAP_COMMIT_STEP);
+        if (end > hwt_slab_heap_end)
+            end = hwt_slab_heap_end;
+        if (!hwt_os_commit((void *)heap_committed, end - heap_committed, true)) {
+            hwt_unlock(&heap_lock);
+            return NULL;
+        }
+        heap_committed = end;
+    }
+    heap_cursor = base + span_size;
+    uint32_t index = span_count++;
+    hwt_unlock(&heap_lock);
+
+    struct hwt_span *s = &spans[index];
+    s->base = base;
+    s->span_size = (uint32_t)span_size;
+    s->slot_size = (uint32_t)slot_size;
+    s->nslots = nslots;
+    s->slot_recip = (uint32_t)(((UINT64_C(1) << 32) + slot_size - 1) / slot_size);
+    s->cls = (uint16_t)cls;
+    s->free_bits = bits;
+    s->slots = slots;
+    for (uint32_t i = 0; i < nslots; i++)
+        bits[i / BITS_PER_WORD] |= UINT64_C(1) << (i % BITS_PER_WORD);
+    s->nfree = nslots;
+    hwt_tag_range(base, span_size, HWT_TAG_FREE, false);
+    __atomic_add_fetch(&heap_mapped_bytes, span_size, __ATOMIC_RELAXED);
+    for (uintptr_t p = base; p < base + span_size; p += hwt_page_size)
+        __atomic_store_n(&pagemap[(p - hwt_slab_heap_base) >> page_shift], index + 1,
+                         __ATOMIC_RELEASE);
+    return s;
+}
+
+static void list_push(struct hwt_span **head, struct hwt_span *s, uint8_t which)
+{
+    s->prev = NULL;
+    s->next = *head;
+    if (*head != NULL)
+        (*head)->prev = s;
+    *head = s;
+    s->list = which;
+}
+
+static void list_remove(struct hwt_span **head, struct hwt_span *s)
+{
+    if (s->prev != NULL)
+        s->prev->next = s->next;
+    else
+        *head = s->next;
+    if (s->next != NULL)
+        s->next->prev = s->prev;
+    s->next = s->prev = NULL;
+    s->list = LIST_NONE;
+}
+
+/* A span to take slots from: partial first, then the kept empty one, then a released one
+ * (re-tagged, as its pages came back zeroed with tag 0), then a new one. */
+static struct hwt_span *span_for_take_locked(struct central *c, unsigned cls)
+{
+    if (c->partial != NULL)
+        return c->partial;
+    struct hwt_span *s = c->empty;
+    if (s != NULL) {
+        c->empty = NULL;
+    } else if ((s = c->released) != NULL) {
+        list_remove(&c->released, s);
+        hwt_tag_range(s->base, s->span_size, HWT_TAG_FREE, false);
+        __atomic_add_fetch(&heap_mapped_bytes, s->span_size, __ATOMIC_RELAXED);
+    } else {
+        s = span_new(cls);
+        if (s == NULL)
+            return NULL;
+    }
+    list_push(&c->partial, s, LIST_PARTIAL);
+    return s;
+}
+
+unsigned hwt_slab_take(unsigned cls, uintptr_t *out, unsigned n)
+{
+    struct central *c = &centrals[cls];
+    unsigned got = 0;
+    hwt_lock(&c->lock);
+    while (got < n) {
+        struct hwt_span *s = span_for_take_locked(c, cls);
+        if (s == NULL)
+            break;
+        size_t words = (s->nslots + BITS_PER_WORD - 1) / BITS_PER_WORD;
+        for (size_t w = 0; w < words && got < n; w++) {
+            uint64_t bits = s->free_bits[w];
+            while (bits != 0 && got < n) {
+                unsigned b = (unsigned)__builtin_ctzll(bits);
+                bits &= bits - 1;
+                out[got++] = s->base + ((w * BITS_PER_WORD + b) * (size_t)s->slot_size);
+                s->nfree--;
+            }
+            s->free_bits[w] = bits;
+        }
+        if (s->nfree == 0)
+            list_remove(&c->partial, s);
+    }
+    hwt_unlock(&c->lock);
+    return got;
+}
+
+static void span_became_empty_locked(struct central *c, struct hwt_span *s)
+{
+    list_remove(&c->partial, s);
+    if (c->empty == NULL) {
+        c->empty = s;
+        s->list = LIST_EMPTY;
+        return;
+    }
+    hwt_os_decommit((void *)s->base, s->span_size);
+    __atomic_sub_fetch(&heap_mapped_bytes, s->span_size, __ATOMIC_RELAXED);
+    list_push(&c->released, s, LIST_RELEASED);
+}
+
+void hwt_slab_give(unsigned cls, const uintptr_t *slots, unsigned n)
+{
+    struct central *c = &centrals[cls];
+    hwt_lock(&c->lock);
+    for (unsigned i = 0; i < n; i++) {
+        struct hwt_span *s = hwt_slab_span_of(slots[i]);
+        HWT_CHECK(s != NULL && s->cls == cls);
+        uint32_t idx = hwt_slab_index(s, slots[i]);
+        uint64_t bit = UINT64_C(1) << (idx % BITS_PER_WORD);
+        HWT_CHECK((s->free_bits[idx / BITS_PER_WORD] & bit) == 0);
+        s->free_bits[idx / BITS_PER_WORD] |= bit;
+        if (s->nfree++ == 0)
+            list_push(&c->partial, s, LIST_PARTIAL);
+        if (s->nfree == s->nslots)
+            span_became_empty_locked(c, s);
+    }
+    hwt_unlock(&c->lock);
+}
+
+/* Tag of a neighbouring slot as the memory holds it: live objects carry their tag,
+ * everything else is HWT_TAG_FREE. Outside the span, ask the hardware. */
+static unsigned neighbor_tag(const struct hwt_span *s, uint32_t idx, int dir)
+{
+    if (dir < 0 ? idx == 0 : idx + 1 >= s->nslots) {
+        uintptr_t addr = dir < 0 ? s->base - HWT_GRANULE : s->base + s->span_size;
+        if (addr < hwt_slab_heap_base || addr >= __atomic_load_n(&heap_committed, __ATOMIC_RELAXED))
+            return HWT_TAG_FREE;
+        return mte_load_tag(addr);
+    }
+    const struct hwt_slot *n = &s->slots[(int64_t)idx + dir];
+    if (__atomic_load_n(&n->state, __ATOMIC_RELAXED) != HWT_SLOT_LIVE)
+        return HWT_TAG_FREE;
+    return __atomic_load_n(&n->tag, __ATOMIC_RELAXED);
+}
+
+void *hwt_slab_prepare(uintptr_t addr, size_t requested, bool zero, uint32_t stack)
+{
+    struct hwt_span *s = hwt_slab_span_of(addr);
+    uint32_t idx = hwt_slab_index(s, addr);
+    struct hwt_slot *slot = &s->slots[idx];
+    /* Policy: exclude the slot's previous tag (an immediate use-after-free through the old
+     * pointer always faults) and both neighbours' tags (a linear overflow always faults). */
+    uint16_t exclude = 0;
+    if (slot->state != HWT_SLOT_UNUSED)
+        exclude |= HWT_TAG_BIT(slot->tag);
+    exclude |= HWT_TAG_BIT(neighbor_tag(s, idx, -1));
+    exclude |= HWT_TAG_BIT(neighbor_tag(s, idx, 1));
+    unsigned tag = hwt_tag_pick(exclude);
+    hwt_tag_range(addr, hwt_align_up(requested, HWT_GRANULE), tag, zero);
+    slot->requested = (uint16_t)requested;
+    slot->tag = (uint8_t)tag;
+    slot->alloc_stack = stack;
+    slot->free_stack = 0;
+    __atomic_store_n(&slot->state, HWT_SLOT_LIVE, __ATOMIC_RELEASE);
+    return mte_with_tag(addr, tag);
+}
+
+enum hwt_free_check hwt_slab_check(const void *ptr, struct hwt_span **span_out, uint32_t *idx_out)
+{
+    uintptr_t addr = mte_untag(ptr);
+    if (addr < hwt_slab_heap_base || addr >= hwt_slab_heap_end)
+        return HWT_FREE_NOT_OURS;
+    struct hwt_span *s = hwt_slab_span_of(addr);
+    if (s == NULL)
+        return HWT_FREE_INVALID;
+    uint32_t idx = hwt_slab_index(s, addr);
+    if (idx >= s->nslots || s->base + (uintptr_t)idx * s->slot_size != addr)
+        return HWT_FREE_INVALID;
+    const struct hwt_slot *slot = &s->slots[idx];
+    uint8_t state = __atomic_load_n(&slot->state, __ATOMIC_ACQUIRE);
+    *span_out = s;
+    *idx_out = idx;
+    if (state == HWT_SLOT_UNUSED)
+        return HWT_FREE_INVALID;
+    if (state != HWT_SLOT_LIVE)
+        return HWT_FREE_DOUBLE;
+    /* A stale pointer to a slot that was freed and reused carries the old tag. */
+    if (hwt_mte_active && mte_ptr_tag(ptr) != slot->tag)
+        return HWT_FREE_DOUBLE;
+    return HWT_FREE_OK;
+}
+
+uintptr_t hwt_slab_release(struct hwt_span *s, uint32_t idx, uint32_t stack)
+{
+    struct hwt_slot *slot = &s->slots[idx];
+    uint8_t expected = HWT_SLOT_LIVE;
+    if (!__atomic_compare_exchange_n(&slot->state, &expected, HWT_SLOT_FREED, 0, __ATOMIC_ACQ_REL,
+                                     __ATOMIC_RELAXED))
+        return 0;
+    uintptr_t addr = s->base + (uintptr_t)idx * s->slot_size;
+    slot->free_stack = stack;
+    hwt_tag_range(addr, hwt_align_up(slot->requested, HWT_GRANULE), HWT_TAG_FREE, false);
+    return addr;
+}
+
+size_t hwt_slab_usable(const struct hwt_span *s, uint32_t idx)
+{
+    return hwt_align_up(s->slots[idx].requested, HWT_GRANULE);
+}
+
+bool hwt_slab_resize(struct hwt_span *s, uint32_t idx, size_t new_size)
+{
+    if (new_size > s->slot_size)
+        return false;
+    /* Stay when the new size would land in the same class, or still fills half the slot. */
+    if (hwt_size_to_class(new_size) != s->cls && new_size < s->slot_size / 2)
+        return false;
+    struct hwt_slot *slot = &s->slots[idx];
+    uintptr_t addr = s->base + (uintptr_t)idx * s->slot_size;
+    size_t old_usable = hwt_align_up(slot->requested, HWT_GRANULE);
+    size_t new_usable = hwt_align_up(new_size, HWT_GRANULE);
+    if (new_usable > old_usable)
+        hwt_tag_range(addr + old_usable, new_usable - old_usable, slot->tag, false);
+    else if (new_usable < old_usable)
+        hwt_tag_range(addr + new_usable, old_usable - new_usable, HWT_TAG_FREE, false);
+    slot->requested = (uint16_t)new_size;
+    return true;
+}
+
+bool hwt_slab_lookup(uintptr_t addr, long delta, struct hwt_object *out)
+{
+    struct hwt_span *s = hwt_slab_span_of(addr);
+    if (s == NULL || s->slot_size == 0)
+        return false;
+    int64_t idx = (int64_t)hwt_slab_index(s, addr) + delta;
+    if (idx < 0 || idx >= (int64_t)s->nslots)
+        return false;
+    const struct hwt_slot *slot = &s->slots[idx];
+    uint8_t state = __atomic_load_n(&slot->state, __ATOMIC_ACQUIRE);
+    out->start = s->base + (uintptr_t)idx * s->slot_size;
+    out->requested = slot->requested;
+    out->size = hwt_align_up(slot->requested, HWT_GRANULE);
+    out->class_size = s->slot_size;
+    out->region_size = s->slot_size;
+    out->tag = slot->tag;
+    out->large = false;
+    out->live = state == HWT_SLOT_LIVE;
+    out->ever_used = state != HWT_SLOT_UNUSED;
+    out->sampled = true;
+    out->alloc_stack = slot->alloc_stack;
+    out->free_stack = state == HWT_SLOT_FREED ? slot->free_stack : 0;
+    return true;
+}
+
+/* Lock order: a central lock, then heap_lock, then the metadata lock. */
+void hwt_slab_lock_all(void)
+{
+    for (unsigned i = 0; i < HWT_NUM_CLASSES; i++)
+        hwt_lock(&centrals[i].lock);
+    hwt_lock(&heap_lock);
+}
+
+void hwt_slab_unlock_all(void)
+{
+    hwt_unlock(&heap_lock);
+    for (unsigned i = 0; i < HWT_NUM_CLASSES; i++)
+        hwt_unlock(&centrals[i].lock);
+}
+
+void hwt_slab_reset_locks(void)
+{
+    for (unsigned i = 0; i < HWT_NUM_CLASSES; i++)
+        hwt_lock_reset(&centrals[i].lock);
+    hwt_lock_reset(&heap_lock);
+}
+
+uint64_t hwt_slab_mapped(void)
+{
+    return __atomic_load_n(&heap_mapped_bytes, __ATOMIC_RELAXED);
+}

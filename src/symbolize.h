@@ -1,0 +1,39 @@
+/* SPDX-License-Identifier: MIT */
+/* Address -> function+offset/size and module+offset, from the modules' .symtab and
+ * .dynsym, without malloc, stdio or the dynamic loader's lock. */
+#ifndef HWT_SYMBOLIZE_H
+#define HWT_SYMBOLIZE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct hwt_symbol {
+    const char *function; /* NULL when unknown; points into a mapped ELF file */
+    uintptr_t function_offset;
+    uintptr_t function_size;
+    const char *module;      /* path of the mapped file, NULL when unknown */
+    uintptr_t module_offset; /* pc - module load bias: the link-time address addr2line takes */
+};
+
+/* Called once at start-up (not in the signal handler). */
+void hwt_symbolize_init(void);
+
+/* Fills *out for pc; modules mapped after init are found by rescanning /proc/self/maps.
+ * Returns false when pc is in no file-backed executable mapping. signal-safe */
+bool hwt_symbolize(uintptr_t pc, struct hwt_symbol *out);
+
+/* One line of /proc/self/maps. */
+struct hwt_mapping {
+    uintptr_t start, end;
+    uint64_t offset; /* file offset of start */
+    uint64_t inode;
+    bool readable, writable, executable;
+    const char *path; /* "" when anonymous; valid only during the callback */
+};
+
+/* Calls fn on each line of /proc/self/maps, in address order, until it returns false. Raw
+ * syscalls and a stack buffer only. Returns false when the file cannot be read. signal-safe */
+bool hwt_maps_foreach(bool (*fn)(const struct hwt_mapping *m, void *arg), void *arg);
+
+#endif

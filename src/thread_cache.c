@@ -1,0 +1,164 @@
+/* SPDX-License-Identifier: MIT */
+/* Per-thread caches of free slots. A cache is owned by one thread; only the central
+ * lists (slab.c) are shared. Caches come from metadata memory and are reused, never freed. */
+#include "thread_cache.h"
+
+#include <pthread.h>
+
+#include "internal.h"
+#include "lock.h"
+#include "meta.h"
+#include "os.h"
+#include "slab.h"
+
+__thread struct hwt_tcache *hwt_tcache_self __attribute__((tls_model("initial-exec")));
+
+static struct hwt_lock list_lock = HWT_LOCK_INIT;
+static struct hwt_tcache *all_caches; /* list_lock */
+static pthread_key_t exit_key;
+static int exit_key_ready;
+static struct hwt_counters shared_counters; /* threads without a cache */
+
+static uint32_t bin_max(unsigned cls)
+{
+    size_t size = hwt_class_size(cls);
+    if (size <= 256)
+        return 64;
+    if (size <= 1024)
+        return 32;
+    if (size <= 4096)
+        return 16;
+    return 8;
+}
+
+static void flush_all(struct hwt_tcache *tc)
+{
+    for (unsigned cls = 0; cls < HWT_NUM_CLASSES; cls++) {
+        struct hwt_tcache_bin *bin = &tc->bins[cls];
+        if (bin->count > 0)
+            hwt_slab_give(cls, bin->slots, bin->count);
+        bin->count = 0;
+    }
+}
+
+static void thread_exit(void *arg)
+{
+    struct hwt_tcache *tc = arg;
+    hwt_tcache_self = HWT_TCACHE_DEAD;
+    flush_all(tc);
+    hwt_lock(&list_lock);
+    tc->in_use = 0;
+    hwt_unlock(&list_lock);
+}
+
+void hwt_tcache_init(void)
+{
+    if (pthread_key_create(&exit_key, thread_exit) == 0)
+        exit_key_ready = 1;
+}
+
+static struct hwt_tcache *cache_new(void)
+{
+    struct hwt_tcache *tc = NULL;
+    hwt_lock(&list_lock);
+    for (struct hwt_tcache *c = all_caches; c != NULL; c = c->all_next) {
+        if (!c->in_use) {
+            tc = c;
+            break;
+        }
+    }
+    if (tc != NULL)
+        tc->in_use = 1;
+    hwt_unlock(&list_lock);
+    if (tc != NULL)
+        return tc;
+
+    size_t slots = 0;
+    for (unsigned cls = 0; cls < HWT_NUM_CLASSES; cls++)
+        slots += bin_max(cls);
+    tc = hwt_meta_alloc(sizeof(*tc) + slots * sizeof(uintptr_t), 64);
+    if (tc == NULL)
+        return NULL;
+    uintptr_t *storage = (uintptr_t *)(tc + 1);
+    for (unsigned cls = 0; cls < HWT_NUM_CLASSES; cls++) {
+        tc->bins[cls].max = bin_max(cls);
+        tc->bins[cls].slots = storage;
+        storage += tc->bins[cls].max;
+    }
+    tc->in_use = 1;
+    hwt_lock(&list_lock);
+    tc->all_next = all_caches;
+    all_caches = tc;
+    hwt_unlock(&list_lock);
+    return tc;
+}
+
+struct hwt_tcache *hwt_tcache_create(void)
+{
+    struct hwt_tcache *tc = cache_new();
+    if (tc == NULL)
+        return NULL;
+    tc->tid = (uint32_t)hwt_os_gettid();
+    hwt_tcache_self = tc;
+    if (exit_key_ready)
+        pthread_setspecific(exit_key, tc);
+    return tc;
+}
+
+bool hwt_tcache_refill(struct hwt_tcache_bin *bin, unsigned cls)
+{
+    unsigned want = bin->max / 2 ? bin->max / 2 : 1;
+    bin->count = hwt_slab_take(cls, bin->slots, want);
+    return bin->count > 0;
+}
+
+void hwt_tcache_drain(struct hwt_tcache_bin *bin, unsigned cls)
+{
+    unsigned n = bin->count / 2 ? bin->count / 2 : bin->count;
+    /* Give back the oldest half: the most recently freed stay hot in the cache. */
+    hwt_slab_give(cls, bin->slots, n);
+    for (unsigned i = n; i < bin->count; i++)
+        bin->slots[i - n] = bin->slots[i];
+    bin->count -= n;
+}
+
+struct hwt_counters *hwt_counters_self(void)
+{
+    struct hwt_tcache *tc = hwt_tcache_self;
+    if (tc == NULL || tc == HWT_TCACHE_DEAD)
+        return &shared_counters;
+    return &tc->counters;
+}
+
+void hwt_tcache_lock(void)
+{
+    hwt_lock(&list_lock);
+}
+
+void hwt_tcache_unlock(void)
+{
+    hwt_unlock(&list_lock);
+}
+
+void hwt_tcache_after_fork_child(void)
+{
+    struct hwt_tcache *self = hwt_tcache_self;
+    hwt_lock_reset(&list_lock);
+    for (struct hwt_tcache *c = all_caches; c != NULL; c = c->all_next) {
+        if (c == self || !c->in_use)
+            continue;
+        flush_all(c);
+        c->in_use = 0;
+    }
+    if (self != NULL && self != HWT_TCACHE_DEAD)
+        self->tid = (uint32_t)hwt_os_gettid();
+}
+
+void hwt_tcache_sum(struct hwtag_stats *out)
+{
+    hwt_counters_add(out, &shared_counters);
+    hwt_lock(&list_lock);
+    for (struct hwt_tcache *c = all_caches; c != NULL; c = c->all_next)
+        hwt_counters_add(out, &c->counters);
+    hwt_unlock(&list_lock);
+}

@@ -1,0 +1,47 @@
+/* SPDX-License-Identifier: MIT */
+/* Per-thread caches of free small slots, one bin per size class, plus the thread's
+ * counters. Reached through an initial-exec TLS pointer; flushed at thread exit and
+ * adopted by the child after fork. */
+#ifndef HWT_THREAD_CACHE_H
+#define HWT_THREAD_CACHE_H
+
+#include <stdint.h>
+
+#include "size_class.h"
+#include "stats.h"
+
+struct hwt_tcache_bin {
+    uint32_t count; /* slots[0..count) are free slots (untagged), memory tag HWT_TAG_FREE */
+    uint32_t max;
+    uintptr_t *slots;
+};
+
+struct hwt_tcache {
+    struct hwt_tcache_bin bins[HWT_NUM_CLASSES];
+    struct hwt_counters counters; /* written only by the owning thread */
+    struct hwt_tcache *all_next;  /* every cache ever made; never unlinked */
+    int in_use;                   /* owned by a live thread; tcache list lock */
+    uint32_t tid;
+};
+
+#define HWT_TCACHE_DEAD ((struct hwt_tcache *)1)
+
+/* NULL before the thread's first allocation, HWT_TCACHE_DEAD after its exit destructor. */
+extern __thread struct hwt_tcache *hwt_tcache_self;
+
+/* Gives the calling thread a cache (or NULL when none can be had). */
+struct hwt_tcache *hwt_tcache_create(void);
+/* Refills an empty bin from the central lists; false when out of memory. */
+bool hwt_tcache_refill(struct hwt_tcache_bin *bin, unsigned cls);
+/* Returns half of a full bin to the central lists. */
+void hwt_tcache_drain(struct hwt_tcache_bin *bin, unsigned cls);
+
+void hwt_tcache_init(void);
+void hwt_tcache_lock(void);
+void hwt_tcache_unlock(void);
+/* In a fork child: adopt the caches of the threads that did not survive the fork. */
+void hwt_tcache_after_fork_child(void);
+/* Sums every thread's counters. */
+void hwt_tcache_sum(struct hwtag_stats *out);
+
+#endif

@@ -1,0 +1,245 @@
+/* SPDX-License-Identifier: MIT */
+/* Stack capture: a frame-record walk confined to the current stack mapping for malloc/free, and
+ * libunwind (or the same walk) from a signal context; it must never fault, lock or malloc. */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE /* REG_RIP and friends */
+#endif
+#include "unwind.h"
+
+#include <signal.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <ucontext.h>
+
+#include "internal.h"
+#include "symbolize.h"
+
+/* libunwind steps through code without frame records (CFI); CMake says whether it is there
+ * (Debian ships it for arm64 only). */
+#ifndef HWTAG_HAVE_LIBUNWIND
+#if defined(__aarch64__)
+#define HWTAG_HAVE_LIBUNWIND 1
+#else
+#define HWTAG_HAVE_LIBUNWIND 0
+#endif
+#endif
+
+#if HWTAG_HAVE_LIBUNWIND
+#define UNW_LOCAL_ONLY
+#include <libunwind.h>
+#endif
+
+#if defined(__aarch64__)
+/* Return addresses may carry a pointer authentication code above the 48-bit user VA. */
+#define HWT_PC_MASK ((UINT64_C(1) << 48) - 1)
+#else
+#define HWT_PC_MASK UINTPTR_MAX
+#endif
+
+/* A frame record is two words: the caller's frame pointer, then the return address. */
+#define HWT_FRAME_RECORD (2 * sizeof(uintptr_t))
+/* Without /proc, only the page holding the current frame is known to be readable. */
+#define HWT_MIN_PAGE 4096u
+
+/* A readable range of one stack mapping. An entry is valid when lo <= addr < hi; writers clear
+ * hi first so a signal handler interrupting an update never sees a half-written entry. */
+struct stack_range {
+    uintptr_t lo, hi;
+};
+
+#define HWT_STACK_CACHE 2 /* the thread's stack and, say, its alternate signal stack */
+#define HWT_WARMUP_FRAMES 16
+
+static __thread struct stack_range stack_cache[HWT_STACK_CACHE]
+    __attribute__((tls_model("initial-exec")));
+static int maps_unreadable; /* /proc/self/maps could not be opened: do not retry (atomic) */
+
+static inline uintptr_t strip_pc(uintptr_t pc)
+{
+    return pc & HWT_PC_MASK;
+}
+
+struct range_query {
+    uintptr_t addr;
+    struct stack_range found;
+};
+
+static bool match_mapping(const struct hwt_mapping *m, void *arg)
+{
+    struct range_query *q = arg;
+
+    if (q->addr < m->start || q->addr >= m->end)
+        return true;
+    if (m->readable) {
+        q->found.lo = m->start;
+        q->found.hi = m->end;
+    }
+    return false;
+}
+
+/* The readable stack mapping holding addr, from /proc/self/maps. */
+static bool lookup_range(uintptr_t addr, struct stack_range *out)
+{
+    struct range_query q = {.addr = addr};
+
+    if (__atomic_load_n(&maps_unreadable, __ATOMIC_RELAXED))
+        return false;
+    if (!hwt_maps_foreach(match_mapping, &q)) {
+        __atomic_store_n(&maps_unreadable, 1, __ATOMIC_RELAXED);
+        return false;
+    }
+    if (q.found.hi <= q.found.lo)
+        return false;
+    *out = q.found;
+    return true;
+}
+
+static void cache_store(struct stack_range *e, struct stack_range v)
+{
+    e->hi = 0;
+    __atomic_signal_fence(__ATOMIC_SEQ_CST);
+    e->lo = v.lo;
+    __atomic_signal_fence(__ATOMIC_SEQ_CST);
+    e->hi = v.hi;
+}
+
+/* Bounds of the readable memory around addr, an address in a live frame of this thread: a
+ * cached mapping, else one read from /proc/self/maps (once per thread and stack), else the
+ * page holding addr, which is mapped because the thread is using it. */
+static struct stack_range stack_range_of(uintptr_t addr, bool use_cache)
+{
+    struct stack_range r;
+
+    for (unsigned i = 0; use_cache && i < HWT_STACK_CACHE; i++) {
+        r.hi = stack_cache[i].hi;
+        __atomic_signal_fence(__ATOMIC_SEQ_CST);
+        r.lo = stack_cache[i].lo;
+        if (addr >= r.lo && addr < r.hi)
+            return r;
+    }
+    if (lookup_range(addr, &r)) {
+        if (use_cache) {
+            struct stack_range older = stack_cache[0];
+            if (older.hi)
+                cache_store(&stack_cache[1], older);
+            cache_store(&stack_cache[0], r);
+        }
+        return r;
+    }
+    r.lo = hwt_align_down(addr, HWT_MIN_PAGE);
+    r.hi = r.lo + HWT_MIN_PAGE;
+    return r;
+}
+
+/* Follows frame records from fp while each lies in [lo, hi), is aligned and sits above the
+ * last; stores return addresses after dropping skip of them. */
+static unsigned walk_records(uintptr_t fp, uintptr_t lo, struct stack_range r, uintptr_t *pcs,
+                             unsigned n, unsigned max, unsigned skip)
+{
+    while (n < max) {
+        const uintptr_t *record;
+        uintptr_t pc;
+
+        if (fp % sizeof(uintptr_t) != 0 || fp < lo || fp < r.lo || fp > r.hi - HWT_FRAME_RECORD)
+            break;
+        record = (const uintptr_t *)fp;
+        pc = strip_pc(record[1]);
+        if (pc == 0)
+            break;
+        if (skip > 0)
+            skip--;
+        else
+            pcs[n++] = pc;
+        lo = fp + HWT_FRAME_RECORD; /* strictly upwards: no loops */
+        fp = record[0];
+    }
+    return n;
+}
+
+__attribute__((noinline)) unsigned hwt_unwind_fast(uintptr_t *pcs, unsigned max, unsigned skip)
+{
+    /* Our own record: [0] is the caller's frame, [1] returns into the caller; the caller's
+     * record then holds the first return address wanted (into the caller's caller). */
+    uintptr_t fp = (uintptr_t)__builtin_frame_address(0);
+    struct stack_range r;
+
+    if (max == 0)
+        return 0;
+    r = stack_range_of(fp, true);
+    if (fp % sizeof(uintptr_t) != 0 || fp < r.lo || fp > r.hi - HWT_FRAME_RECORD)
+        return 0;
+    return walk_records(((const uintptr_t *)fp)[0], fp + HWT_FRAME_RECORD, r, pcs, 0, max, skip);
+}
+
+/* The walk from a signal context: pc first, then the frame records from its frame pointer. */
+static unsigned walk_context(void *ucontext, uintptr_t *pcs, unsigned max)
+{
+    const ucontext_t *uc = ucontext;
+    uintptr_t pc, fp, sp;
+    struct stack_range r;
+
+#if defined(__aarch64__)
+    pc = uc->uc_mcontext.pc;
+    fp = uc->uc_mcontext.regs[29];
+    sp = uc->uc_mcontext.sp;
+#elif defined(__x86_64__)
+    pc = (uintptr_t)uc->uc_mcontext.gregs[REG_RIP];
+    fp = (uintptr_t)uc->uc_mcontext.gregs[REG_RBP];
+    sp = (uintptr_t)uc->uc_mcontext.gregs[REG_RSP];
+#else
+#error "hwt_unwind_signal: unsupported architecture"
+#endif
+    if (max == 0)
+        return 0;
+    pcs[0] = strip_pc(pc);
+    /* The handler may run on an alternate stack: do not trust (or fill) the cache there. */
+    r = stack_range_of(sp, false);
+    return walk_records(fp, sp, r, pcs, 1, max, 0);
+}
+
+unsigned hwt_unwind_signal(void *ucontext, uintptr_t *pcs, unsigned max)
+{
+#if HWTAG_HAVE_LIBUNWIND
+    unw_cursor_t cursor;
+    unsigned n = 0;
+
+    if (max == 0)
+        return 0;
+    if (unw_init_local2(&cursor, (unw_context_t *)ucontext, UNW_INIT_SIGNAL_FRAME) == 0) {
+        do {
+            unw_word_t ip;
+            if (unw_get_reg(&cursor, UNW_REG_IP, &ip) < 0 || strip_pc(ip) == 0)
+                break;
+            pcs[n++] = strip_pc(ip);
+        } while (n < max && unw_step(&cursor) > 0);
+    }
+    /* A lone pc means libunwind found no CFI; frame records may still lead further. */
+    if (n > 1)
+        return n;
+#endif
+    return walk_context(ucontext, pcs, max);
+}
+
+void hwt_unwind_init(void)
+{
+    uintptr_t pcs[HWT_WARMUP_FRAMES];
+
+    /* Reads this thread's stack bounds now rather than on the first malloc. */
+    hwt_unwind_fast(pcs, HWT_WARMUP_FRAMES, 0);
+#if HWTAG_HAVE_LIBUNWIND
+    {
+        /* libunwind sets itself up (locks, memory pools, its view of the loaded objects) on
+         * first use; do that here, outside any fault. Without a cache, unw_step takes no lock
+         * of libunwind's own, which keeps the signal path free of them. */
+        ucontext_t uc;
+        unw_cursor_t cursor;
+        unsigned steps = 0;
+
+        unw_set_caching_policy(unw_local_addr_space, UNW_CACHE_NONE);
+        if (getcontext(&uc) == 0 && unw_init_local2(&cursor, (unw_context_t *)&uc, 0) == 0)
+            while (steps++ < HWT_WARMUP_FRAMES && unw_step(&cursor) > 0)
+                ;
+    }
+#endif
+}

@@ -1,0 +1,335 @@
+/* SPDX-License-Identifier: MIT */
+/* The malloc family through the real symbols, as a libc allocator's users expect it:
+ * sizes, zeroing, alignment, errno, realloc, threads and fork. Built twice: linked with
+ * libhwtag.a, and plain with libhwtag.so preloaded. */
+#include <errno.h>
+#include <malloc.h>
+#include <pthread.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "hwtag.h"
+
+/* Weak, so the preloaded build runs (and fails loudly below) if the preload is missing. */
+extern const char *hwtag_version(void) __attribute__((weak));
+extern int hwtag_get_stats(struct hwtag_stats *out, size_t size) __attribute__((weak));
+
+#define TAG_MASK (~((uintptr_t)0xff << 56))
+
+static uintptr_t addr_of(const void *p)
+{
+    return (uintptr_t)p & TAG_MASK;
+}
+
+static void test_libhwtag_is_the_allocator(void **state)
+{
+    (void)state;
+    assert_non_null(hwtag_version);
+    assert_string_equal(hwtag_version(), "0.1.0");
+    struct hwtag_stats before, after;
+    assert_int_equal(hwtag_get_stats(&before, sizeof(before)), 0);
+    void *volatile p = malloc(100);
+    free(p);
+    assert_int_equal(hwtag_get_stats(&after, sizeof(after)), 0);
+    assert_true(after.small_allocs >= before.small_allocs + 1);
+    assert_true(after.small_frees >= before.small_frees + 1);
+    assert_int_equal(hwtag_get_stats(&after, 8), -1);
+}
+
+static void test_malloc_zero_gives_distinct_pointers(void **state)
+{
+    (void)state;
+    void *a = malloc(0), *b = malloc(0);
+    assert_non_null(a);
+    assert_non_null(b);
+    assert_ptr_not_equal(addr_of(a), addr_of(b));
+    free(a);
+    free(b);
+}
+
+static void test_sizes_are_usable_and_aligned(void **state)
+{
+    (void)state;
+    static const size_t sizes[] = {1,     15,    16,     17,      100,          255,   256,
+                                   257,   1000,  4095,   4096,    8191,         16384, 16385,
+                                   32768, 65536, 100000, 1 << 20, (1 << 20) + 1};
+    for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+        unsigned char *p = malloc(sizes[i]);
+        assert_non_null(p);
+        assert_int_equal(addr_of(p) % 16, 0);
+        size_t usable = malloc_usable_size(p);
+        assert_true(usable >= sizes[i]);
+        assert_true(usable < sizes[i] + 16);
+        memset(p, 0xab, usable);
+        assert_int_equal(p[usable - 1], 0xab);
+        free(p);
+    }
+    assert_int_equal(malloc_usable_size(NULL), 0);
+}
+
+static void test_calloc_zeroes_reused_memory(void **state)
+{
+    (void)state;
+    static const size_t sizes[] = {24, 200, 3000, 20000, 300000};
+    for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+        for (int round = 0; round < 4; round++) {
+            unsigned char *dirty = malloc(sizes[i]);
+            assert_non_null(dirty);
+            memset(dirty, 0x5a, sizes[i]);
+            free(dirty);
+            unsigned char *p = calloc(1, sizes[i]);
+            assert_non_null(p);
+            for (size_t j = 0; j < sizes[i]; j++)
+                assert_int_equal(p[j], 0);
+            free(p);
+        }
+    }
+}
+
+/* volatile: the compiler must not see the absurd sizes (it would warn, or fold the calls) */
+static volatile size_t size_max = SIZE_MAX;
+
+static void test_overflowing_requests_fail_with_enomem(void **state)
+{
+    (void)state;
+    errno = 0;
+    assert_null(malloc(size_max));
+    assert_int_equal(errno, ENOMEM);
+    errno = 0;
+    assert_null(malloc(size_max / 2 + 1));
+    assert_int_equal(errno, ENOMEM);
+    errno = 0;
+    assert_null(calloc(size_max / 2, 3));
+    assert_int_equal(errno, ENOMEM);
+    errno = 0;
+    assert_null(calloc(size_max >> 31, size_max >> 31));
+    assert_int_equal(errno, ENOMEM);
+    char *volatile p = malloc(10);
+    strcpy(p, "kept");
+    errno = 0;
+    assert_null(reallocarray(p, size_max / 4, 8));
+    assert_int_equal(errno, ENOMEM);
+    errno = 0;
+    assert_null(realloc(p, size_max - 8));
+    assert_int_equal(errno, ENOMEM);
+    assert_string_equal(p, "kept");
+    free(p);
+}
+
+static void test_realloc_keeps_contents(void **state)
+{
+    (void)state;
+    static const size_t steps[] = {1, 7, 16, 40, 300, 5000, 20000, 200000, 100, 3, 1 << 20, 50};
+    unsigned char *p = realloc(NULL, 1);
+    assert_non_null(p);
+    p[0] = 0;
+    size_t have = 1;
+    for (size_t i = 0; i < sizeof(steps) / sizeof(steps[0]); i++) {
+        p = realloc(p, steps[i]);
+        assert_non_null(p);
+        size_t keep = have < steps[i] ? have : steps[i];
+        for (size_t j = 0; j < keep; j++)
+            assert_int_equal(p[j], (unsigned char)(j * 7));
+        for (size_t j = 0; j < steps[i]; j++)
+            p[j] = (unsigned char)(j * 7);
+        have = steps[i];
+    }
+    errno = 0;
+    assert_null(realloc(p, 0)); /* glibc: frees and returns NULL */
+}
+
+static void test_alignment_functions(void **state)
+{
+    (void)state;
+    void *p = (void *)1;
+    assert_int_equal(posix_memalign(&p, 3, 10), EINVAL);
+    assert_int_equal(posix_memalign(&p, 0, 10), EINVAL);
+    assert_int_equal(posix_memalign(&p, 4, 10), EINVAL); /* not a multiple of sizeof(void*) */
+    assert_ptr_equal(p, (void *)1);
+    errno = 0;
+    assert_null(aligned_alloc(24, 100));
+    assert_int_equal(errno, EINVAL);
+    for (size_t align = 8; align <= (1 << 16); align <<= 1) {
+        static const size_t sizes[] = {1, 24, 100, 4000, 20000, 70000};
+        for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+            assert_int_equal(posix_memalign(&p, align, sizes[i]), 0);
+            assert_int_equal(addr_of(p) % align, 0);
+            memset(p, 1, sizes[i]);
+            free(p);
+            p = aligned_alloc(align, sizes[i]);
+            assert_non_null(p);
+            assert_int_equal(addr_of(p) % align, 0);
+            memset(p, 2, sizes[i]);
+            free(p);
+            p = memalign(align, sizes[i]);
+            assert_non_null(p);
+            assert_int_equal(addr_of(p) % align, 0);
+            free(p);
+        }
+    }
+    long page = sysconf(_SC_PAGESIZE);
+    p = valloc(10);
+    assert_int_equal(addr_of(p) % (uintptr_t)page, 0);
+    free(p);
+    p = pvalloc(10);
+    assert_int_equal(addr_of(p) % (uintptr_t)page, 0);
+    assert_true(malloc_usable_size(p) >= (size_t)page);
+    free(p);
+}
+
+#define RING 1024
+static void *volatile ring[RING];
+static volatile int ring_done;
+
+static void *producer(void *arg)
+{
+    (void)arg;
+    for (int round = 0; round < 20; round++) {
+        for (int i = 0; i < RING; i++) {
+            void *p;
+            while ((p = __atomic_load_n(&ring[i], __ATOMIC_ACQUIRE)) != NULL)
+                sched_yield();
+            size_t n = (size_t)(i % 7 == 0 ? 20000 : 8 + (i * 13) % 500);
+            p = malloc(n);
+            memset(p, i & 0xff, n);
+            __atomic_store_n(&ring[i], p, __ATOMIC_RELEASE);
+        }
+    }
+    __atomic_store_n(&ring_done, 1, __ATOMIC_RELEASE);
+    return NULL;
+}
+
+static void test_free_on_another_thread(void **state)
+{
+    (void)state;
+    pthread_t t;
+    int consumed = 0;
+    assert_int_equal(pthread_create(&t, NULL, producer, NULL), 0);
+    for (;;) {
+        int idle = 1;
+        for (int i = 0; i < RING; i++) {
+            unsigned char *p =
+                __atomic_exchange_n((unsigned char **)&ring[i], NULL, __ATOMIC_ACQ_REL);
+            if (p != NULL) {
+                assert_int_equal(p[0], i & 0xff);
+                free(p);
+                consumed++;
+                idle = 0;
+            }
+        }
+        if (idle && __atomic_load_n(&ring_done, __ATOMIC_ACQUIRE)) {
+            int left = 0;
+            for (int i = 0; i < RING; i++)
+                left += ring[i] != NULL;
+            if (left == 0)
+                break;
+        }
+    }
+    pthread_join(t, NULL);
+    assert_int_equal(consumed, 20 * RING);
+}
+
+static void *churn(void *arg)
+{
+    unsigned seed = (unsigned)(uintptr_t)arg;
+    void *slots[256] = {0};
+    for (int i = 0; i < 20000; i++) {
+        seed = seed * 1103515245u + 12345u;
+        unsigned k = (seed >> 8) % 256;
+        if (slots[k] != NULL) {
+            free(slots[k]);
+            slots[k] = NULL;
+        } else {
+            size_t n = (seed >> 16) % 97 == 0 ? 40000 : (seed >> 16) % 2000;
+            slots[k] = malloc(n);
+            if (slots[k] == NULL)
+                return (void *)1;
+            memset(slots[k], 1, n);
+        }
+    }
+    for (int k = 0; k < 256; k++)
+        free(slots[k]);
+    return NULL;
+}
+
+static void test_threads_churn(void **state)
+{
+    (void)state;
+    pthread_t t[4];
+    for (uintptr_t i = 0; i < 4; i++)
+        assert_int_equal(pthread_create(&t[i], NULL, churn, (void *)(i + 1)), 0);
+    for (int i = 0; i < 4; i++) {
+        void *r;
+        pthread_join(t[i], &r);
+        assert_null(r);
+    }
+}
+
+static volatile int spinning;
+
+static void *spin_alloc(void *arg)
+{
+    (void)arg;
+    while (__atomic_load_n(&spinning, __ATOMIC_ACQUIRE)) {
+        void *p = malloc(3000);
+        void *q = malloc(50000);
+        free(p);
+        free(q);
+    }
+    return NULL;
+}
+
+static void test_fork_while_other_thread_allocates(void **state)
+{
+    (void)state;
+    pthread_t t;
+    spinning = 1;
+    assert_int_equal(pthread_create(&t, NULL, spin_alloc, NULL), 0);
+    for (int i = 0; i < 10; i++) {
+        pid_t pid = fork();
+        assert_true(pid >= 0);
+        if (pid == 0) {
+            alarm(60);
+            for (int j = 0; j < 1000; j++) {
+                void *p = malloc((size_t)(j % 20) * 1000 + 1);
+                void *q = malloc(40000);
+                if (p == NULL || q == NULL)
+                    _exit(2);
+                free(p);
+                free(q);
+            }
+            _exit(0);
+        }
+        int status;
+        assert_int_equal(waitpid(pid, &status, 0), pid);
+        assert_true(WIFEXITED(status));
+        assert_int_equal(WEXITSTATUS(status), 0);
+    }
+    __atomic_store_n(&spinning, 0, __ATOMIC_RELEASE);
+    pthread_join(t, NULL);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_libhwtag_is_the_allocator),
+        cmocka_unit_test(test_malloc_zero_gives_distinct_pointers),
+        cmocka_unit_test(test_sizes_are_usable_and_aligned),
+        cmocka_unit_test(test_calloc_zeroes_reused_memory),
+        cmocka_unit_test(test_overflowing_requests_fail_with_enomem),
+        cmocka_unit_test(test_realloc_keeps_contents),
+        cmocka_unit_test(test_alignment_functions),
+        cmocka_unit_test(test_free_on_another_thread),
+        cmocka_unit_test(test_threads_churn),
+        cmocka_unit_test(test_fork_while_other_thread_allocates),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

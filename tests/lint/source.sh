@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# Source rules of STYLE.md: asm only in src/arch/, none of the forbidden calls in src/,
+# and clang-format clean.
+set -uo pipefail
+root=$1
+cd "$root"
+fail=0
+bad=$(grep -nE '__asm__|\basm\b' src/*.c src/*.h | grep -v '^src/arch/' || true)
+if [ -n "$bad" ]; then echo "asm outside src/arch/:"; echo "$bad"; fail=1; fi
+# malloc family, stdio, getenv, dl* lookups, backtrace, qsort: none in the core.
+pat='\b(malloc|calloc|realloc|strdup|printf|fprintf|sprintf|snprintf|fopen|getenv|dladdr|dlsym|dlopen|backtrace|qsort)\s*\('
+bad=$(grep -nE "$pat" src/*.c | grep -v '^src/interpose.c' | grep -vE '^\S+:\s*(/\*|\*)' || true)
+if [ -n "$bad" ]; then echo "forbidden calls in src/:"; echo "$bad"; fail=1; fi
+if command -v clang-format >/dev/null; then
+  for f in src/*.c src/*.h src/arch/*.h include/*.h tests/*/*.c tests/*/*.h; do
+    [ -f "$f" ] || continue
+    if ! clang-format --dry-run -Werror "$f" >/dev/null 2>&1; then
+      echo "clang-format: $f needs formatting"; fail=1
+    fi
+  done
+fi
+if [ $fail -eq 0 ]; then echo "lint: 1 passed, 0 failed"; else echo "lint: 0 passed, 1 failed"; fi
+exit $fail

@@ -1,0 +1,275 @@
+/* SPDX-License-Identifier: MIT */
+/* Unit tests of stack capture: the frame-record walk from malloc-like callers, in the main
+ * thread and another one, and the unwind from a signal context on an alternate stack. */
+#ifndef _GNU_SOURCE
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#endif
+#include <pthread.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "symbolize.h"
+#include "unwind.h"
+
+#define MAX_FRAMES 32u
+#define ALT_STACK_SIZE (256u * 1024u)
+
+static volatile unsigned sink;
+static uintptr_t fast_pcs[MAX_FRAMES];
+static unsigned fast_n, fast_skip, fast_max = MAX_FRAMES;
+
+static volatile char *guard;
+static size_t guard_size;
+static uintptr_t sig_pcs[MAX_FRAMES];
+static unsigned sig_n;
+
+__attribute__((noipa)) static void keep_frame(void)
+{
+    sink++;
+}
+
+__attribute__((noipa)) static void chain_c(void)
+{
+    fast_n = hwt_unwind_fast(fast_pcs, fast_max, fast_skip);
+    keep_frame();
+    sink++; /* no tail call: this frame must stay on the stack */
+}
+
+__attribute__((noipa)) static void chain_b(void)
+{
+    chain_c();
+    keep_frame();
+    sink++; /* no tail call: this frame must stay on the stack */
+}
+
+__attribute__((noipa)) static void chain_a(void)
+{
+    chain_b();
+    keep_frame();
+    sink++; /* no tail call: this frame must stay on the stack */
+}
+
+__attribute__((noipa)) static void fault_c(void)
+{
+    /* Fault after a call, so that the frame record is set up even where the fallback walk
+     * (no CFI: x86_64 native) is all there is. */
+    keep_frame();
+    sink += (unsigned)guard[0]; /* SIGSEGV; the handler opens the page and it runs again */
+    keep_frame();
+    sink++; /* no tail call: this frame must stay on the stack */
+}
+
+__attribute__((noipa)) static void fault_b(void)
+{
+    fault_c();
+    keep_frame();
+    sink++; /* no tail call: this frame must stay on the stack */
+}
+
+__attribute__((noipa)) static void fault_a(void)
+{
+    fault_b();
+    keep_frame();
+    sink++; /* no tail call: this frame must stay on the stack */
+}
+
+/* A leaf: GCC restores x29/x30 before the load (or keeps no record at all), so at the fault
+ * the caller is only in x30 and the unwind tables (libunwind) are needed to find it. */
+__attribute__((noipa)) static unsigned leaf_fault(void)
+{
+    return (unsigned)guard[0];
+}
+
+__attribute__((noipa)) static void leaf_caller(void)
+{
+    sink += leaf_fault();
+    sink++;
+}
+
+/* Whether pc lies inside function fn, by its symbol (name and bounds). */
+static bool pc_in(uintptr_t pc, void (*fn)(void), const char *name)
+{
+    struct hwt_symbol sym;
+    uintptr_t start = (uintptr_t)fn;
+
+    if (!hwt_symbolize(pc, &sym) || !sym.function || strcmp(sym.function, name) != 0)
+        return false;
+    return pc > start && pc - start < sym.function_size && sym.function_offset == pc - start;
+}
+
+static int find_frame(const uintptr_t *pcs, unsigned n, void (*fn)(void), const char *name)
+{
+    for (unsigned i = 0; i < n; i++)
+        if (pc_in(pcs[i], fn, name))
+            return (int)i;
+    return -1;
+}
+
+static void test_fast_unwind_finds_callers(void **state)
+{
+    (void)state;
+    fast_skip = 0;
+    chain_a();
+    assert_true(fast_n >= 3);
+    assert_true(pc_in(fast_pcs[0], chain_b, "chain_b"));
+    assert_true(pc_in(fast_pcs[1], chain_a, "chain_a"));
+    assert_true(pc_in(fast_pcs[2], (void (*)(void))test_fast_unwind_finds_callers,
+                      "test_fast_unwind_finds_callers"));
+}
+
+static void test_fast_unwind_skips_frames(void **state)
+{
+    (void)state;
+    fast_skip = 1;
+    chain_a();
+    assert_true(fast_n >= 2);
+    assert_true(pc_in(fast_pcs[0], chain_a, "chain_a"));
+}
+
+static void test_fast_unwind_respects_max(void **state)
+{
+    (void)state;
+    fast_skip = 0;
+    for (fast_max = 0; fast_max <= 2; fast_max++) {
+        fast_pcs[fast_max] = 0;
+        chain_a();
+        assert_int_equal(fast_n, fast_max);
+        assert_int_equal(fast_pcs[fast_max], 0);
+    }
+    fast_max = MAX_FRAMES;
+}
+
+static void *thread_chain(void *arg)
+{
+    (void)arg;
+    fast_skip = 0;
+    chain_a();
+    return NULL;
+}
+
+static void test_fast_unwind_in_thread(void **state)
+{
+    pthread_t t;
+
+    (void)state;
+    fast_n = 0;
+    assert_int_equal(pthread_create(&t, NULL, thread_chain, NULL), 0);
+    assert_int_equal(pthread_join(t, NULL), 0);
+    assert_true(fast_n >= 3);
+    assert_true(pc_in(fast_pcs[0], chain_b, "chain_b"));
+    assert_true(pc_in(fast_pcs[1], chain_a, "chain_a"));
+    assert_true(pc_in(fast_pcs[2], (void (*)(void))thread_chain, "thread_chain"));
+}
+
+static void on_segv(int sig, siginfo_t *info, void *ucontext)
+{
+    (void)sig;
+    (void)info;
+    sig_n = hwt_unwind_signal(ucontext, sig_pcs, MAX_FRAMES);
+    mprotect((void *)guard, guard_size, PROT_READ);
+}
+
+static void test_signal_unwind_from_fault(void **state)
+{
+    struct sigaction sa, old;
+    stack_t alt = {0}, old_alt;
+    void *alt_mem;
+    int c, b, a;
+
+    (void)state;
+    guard_size = (size_t)sysconf(_SC_PAGESIZE);
+    guard = mmap(NULL, guard_size, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    assert_true(guard != MAP_FAILED);
+    /* fault.c runs its handler on an alternate stack: do the same */
+    alt_mem =
+        mmap(NULL, ALT_STACK_SIZE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    assert_true(alt_mem != MAP_FAILED);
+    alt.ss_sp = alt_mem;
+    alt.ss_size = ALT_STACK_SIZE;
+    assert_int_equal(sigaltstack(&alt, &old_alt), 0);
+    memset(&sa, 0, sizeof(sa));
+    sa.sa_sigaction = on_segv;
+    sa.sa_flags = SA_SIGINFO | SA_ONSTACK;
+    sigemptyset(&sa.sa_mask);
+    assert_int_equal(sigaction(SIGSEGV, &sa, &old), 0);
+
+    sig_n = 0;
+    fault_a();
+
+    sigaction(SIGSEGV, &old, NULL);
+    sigaltstack(&old_alt, NULL);
+    munmap(alt_mem, ALT_STACK_SIZE);
+    munmap((void *)guard, guard_size);
+
+    assert_true(sig_n >= 3);
+    c = find_frame(sig_pcs, sig_n, fault_c, "fault_c");
+    b = find_frame(sig_pcs, sig_n, fault_b, "fault_b");
+    a = find_frame(sig_pcs, sig_n, fault_a, "fault_a");
+    assert_int_equal(c, 0); /* the faulting pc itself */
+    assert_int_equal(b, 1);
+    assert_int_equal(a, 2);
+    assert_true(find_frame(sig_pcs, sig_n, (void (*)(void))test_signal_unwind_from_fault,
+                           "test_signal_unwind_from_fault") == 3);
+}
+
+static void test_signal_unwind_through_leaf(void **state)
+{
+    struct sigaction sa, old;
+
+    (void)state;
+#if !defined(__aarch64__)
+    skip(); /* the native fallback walk has no unwind tables to find a leaf's caller */
+#endif
+    guard_size = (size_t)sysconf(_SC_PAGESIZE);
+    guard = mmap(NULL, guard_size, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    assert_true(guard != MAP_FAILED);
+    memset(&sa, 0, sizeof(sa));
+    sa.sa_sigaction = on_segv;
+    sa.sa_flags = SA_SIGINFO;
+    sigemptyset(&sa.sa_mask);
+    assert_int_equal(sigaction(SIGSEGV, &sa, &old), 0);
+
+    sig_n = 0;
+    leaf_caller();
+
+    sigaction(SIGSEGV, &old, NULL);
+    munmap((void *)guard, guard_size);
+
+    assert_true(sig_n >= 3);
+    assert_int_equal(find_frame(sig_pcs, sig_n, (void (*)(void))leaf_fault, "leaf_fault"), 0);
+    assert_int_equal(find_frame(sig_pcs, sig_n, leaf_caller, "leaf_caller"), 1);
+    assert_int_equal(find_frame(sig_pcs, sig_n, (void (*)(void))test_signal_unwind_through_leaf,
+                                "test_signal_unwind_through_leaf"),
+                     2);
+}
+
+static int group_setup(void **state)
+{
+    (void)state;
+    hwt_symbolize_init();
+    hwt_unwind_init();
+    return 0;
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_fast_unwind_finds_callers),
+        cmocka_unit_test(test_fast_unwind_skips_frames),
+        cmocka_unit_test(test_fast_unwind_respects_max),
+        cmocka_unit_test(test_fast_unwind_in_thread),
+        cmocka_unit_test(test_signal_unwind_from_fault),
+        cmocka_unit_test(test_signal_unwind_through_leaf),
+    };
+    return cmocka_run_group_tests(tests, group_setup, NULL);
+}
