@@ -29,8 +29,13 @@ void __asan_get_shadow_mapping(size_t *shadow_scale, size_t *shadow_offset);
 extern uintptr_t __hwasan_shadow_memory_dynamic_address;
 #endif
 
-/* Virtual address bits of a Linux aarch64 user process (48-bit VA, 4 KiB pages). */
-#define BENCH_VA_BITS 48
+/* Virtual address bits of this process, from the stack's address (the stack sits at the top of
+ * the user address space): 48 on most hardware kernels, 39 under qemu-user's default layout. */
+static inline int bench_va_bits(void)
+{
+    volatile char here;
+    return 64 - __builtin_clzll((unsigned long long)(uintptr_t)&here);
+}
 
 static inline double bench_now(void)
 {
@@ -102,14 +107,14 @@ static inline void bench_measure_point(const char *label)
         size_t scale = 0, off = 0;
         __asan_get_shadow_mapping(&scale, &off);
         snprintf(buf, sizeof(buf), "BENCH_SHADOW %#zx %#zx\n", off,
-                 off + ((size_t)1 << (BENCH_VA_BITS - scale)));
+                 off + ((size_t)1 << (bench_va_bits() - (int)scale)));
         bench_puts(buf);
     }
 #elif defined(BENCH_HWASAN)
     {
         uintptr_t base = __hwasan_shadow_memory_dynamic_address;
         snprintf(buf, sizeof(buf), "BENCH_SHADOW %#lx %#lx\n", (unsigned long)base,
-                 (unsigned long)(base + ((uintptr_t)1 << (BENCH_VA_BITS - 4))));
+                 (unsigned long)(base + ((uintptr_t)1 << (bench_va_bits() - 4))));
         bench_puts(buf);
     }
 #endif

@@ -21,23 +21,27 @@ static bool set(struct hwt_access *out, unsigned size, bool is_read, bool is_wri
 /* LD1-LD4/ST1-ST4 (multiple structures): size = registers * 8 or 16 bytes. */
 static bool simd_multiple(uint32_t insn, struct hwt_access *out)
 {
-    static const signed char regs_by_opcode[16] = {
-        /* 0000 LD4/ST4 */ 4, -1, /* 0010 LD1 x4 */ 4, -1,
-        /* 0100 LD3/ST3 */ 3, -1, /* 0110 LD1 x3 */ 3, /* 0111 LD1 x1 */ 1,
-        /* 1000 LD2/ST2 */ 2, -1, /* 1010 LD1 x2 */ 2, -1,
-        -1, -1, -1, -1,
+    /* registers transferred by opcode (insn[15:12]); 0 = unallocated */
+    static const unsigned char regs_by_opcode[16] = {
+        [0x0] = 4, /* LD4/ST4 */
+        [0x2] = 4, /* LD1/ST1, four registers */
+        [0x4] = 3, /* LD3/ST3 */
+        [0x6] = 3, /* LD1/ST1, three registers */
+        [0x7] = 1, /* LD1/ST1, one register */
+        [0x8] = 2, /* LD2/ST2 */
+        [0xa] = 2, /* LD1/ST1, two registers */
     };
     bool post = field(insn, 23, 23);
-    int regs = regs_by_opcode[field(insn, 15, 12)];
+    unsigned regs = regs_by_opcode[field(insn, 15, 12)];
     unsigned reg_bytes = field(insn, 30, 30) ? 16 : 8;
     bool load = field(insn, 22, 22);
 
-    if (field(insn, 31, 31) || field(insn, 21, 21) || (!post && field(insn, 20, 16)) || regs < 0)
+    if (field(insn, 31, 31) || field(insn, 21, 21) || (!post && field(insn, 20, 16)) || regs == 0)
         return false;
     /* LD2-LD4/ST2-ST4 of .1d arrangements are reserved (only LD1/ST1 may use them) */
     if (field(insn, 11, 10) == 3 && !field(insn, 30, 30) && (field(insn, 15, 12) & 3) == 0)
         return false;
-    return set(out, (unsigned)regs * reg_bytes, load, !load);
+    return set(out, regs * reg_bytes, load, !load);
 }
 
 /* LD1-LD4/ST1-ST4 (single structure) and LD1R-LD4R (replicate). */
@@ -128,7 +132,7 @@ static bool rcpc_unscaled(uint32_t insn, struct hwt_access *out)
 
     if (field(insn, 21, 21) || field(insn, 11, 10) != 0)
         return false; /* memory tagging (STG/LDG...) or memory copy/set */
-    if (opc == 0) /* STLURB/H/W/X */
+    if (opc == 0)     /* STLURB/H/W/X */
         return set(out, 1u << size, false, true);
     if (size == 3 && opc >= 2)
         return false;
@@ -282,8 +286,7 @@ bool hwt_decode_access(uint32_t insn, struct hwt_access *out)
         return register_forms(insn, out);
     case 0x39:
     case 0x3d: /* unsigned immediate offset */
-        return single_register(field(insn, 31, 30), field(insn, 26, 26), field(insn, 23, 22),
-                               out);
+        return single_register(field(insn, 31, 30), field(insn, 26, 26), field(insn, 23, 22), out);
     default:
         return false;
     }

@@ -53,7 +53,7 @@
 
 static struct sigaction previous;  /* disposition before ours; chained for foreign faults */
 static int log_fd = STDERR_FILENO; /* HWTAG_LOG_PATH, opened once by hwt_fault_install */
-static char comm[COMM_CAP] = "?";  /* /proc/self/comm at install time */
+static char comm[COMM_CAP] = "?";  /* process name, read at install time */
 
 /* tid of the thread printing a report, 0 when none: one report at a time. */
 static int report_owner;
@@ -74,7 +74,7 @@ static void *free_stacks;
 static __thread void *thread_stack;
 
 __attribute__((visibility("default"))) void hwtag_set_report_callback(hwtag_report_callback cb,
-                                                                       void *arg)
+                                                                      void *arg)
 {
     __atomic_store_n(&callback_fn, NULL, __ATOMIC_RELEASE);
     __atomic_store_n(&callback_arg, arg, __ATOMIC_RELEASE);

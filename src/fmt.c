@@ -44,10 +44,10 @@ static size_t str_len_max(const char *s, size_t max)
 }
 
 struct spec {
-    bool left;   /* '-' */
-    bool zero;   /* '0' */
-    int width;   /* -1 when absent */
-    int prec;    /* -1 when absent */
+    bool left; /* '-' */
+    bool zero; /* '0' */
+    int width; /* -1 when absent */
+    int prec;  /* -1 when absent */
 };
 
 /* Writes body[0..n) padded to the spec's width; prefix (sign or "0x") goes before any

@@ -131,11 +131,13 @@ static void retag_owned(struct hwt_large *l, size_t usable, unsigned tag, bool z
     l->area_tag = (uint8_t)tag;
 }
 
+/* A free-tagged guard page below the object and at least one guard granule past it
+ * (also for page-multiple sizes), plus room to align the start. */
 static size_t map_size_for(size_t size, size_t align)
 {
     size_t extra = align > hwt_page_size ? align - hwt_page_size : 0;
-    /* At least one guard granule past the object, also for page-multiple sizes. */
-    return hwt_align_up(hwt_align_up(size, HWT_GRANULE) + HWT_GRANULE, hwt_page_size) + extra;
+    return hwt_page_size +
+           hwt_align_up(hwt_align_up(size, HWT_GRANULE) + HWT_GRANULE, hwt_page_size) + extra;
 }
 
 void *hwt_large_alloc(size_t size, size_t align, bool zero, uint32_t stack)
@@ -150,7 +152,9 @@ void *hwt_large_alloc(size_t size, size_t align, bool zero, uint32_t stack)
 
     hwt_lock(&large_lock);
     for (struct hwt_large *c = cache_head; c != NULL; c = c->cnext) {
-        if (c->map_size >= need && c->map_size <= 2 * need && (c->map_start & (align - 1)) == 0) {
+        if (c->map_size >= need && c->map_size <= 2 * need && (c->start & (align - 1)) == 0 &&
+            c->start + hwt_align_up(size, HWT_GRANULE) + HWT_GRANULE <=
+                c->map_start + c->map_size) {
             l = c;
             cache_unlink_locked(c);
             break;
@@ -171,7 +175,8 @@ void *hwt_large_alloc(size_t size, size_t align, bool zero, uint32_t stack)
         mapped_bytes += need;
         l->map_start = (uintptr_t)m;
         l->map_size = need;
-        l->start = hwt_align_up((uintptr_t)m, align < hwt_page_size ? hwt_page_size : align);
+        l->start = hwt_align_up((uintptr_t)m + hwt_page_size,
+                                align < hwt_page_size ? hwt_page_size : align);
         l->tag = HWT_TAG_UNTAGGED;
         l->sampled = 0;
         /* Fresh pages are tag 0: the object area stays so until retagged below; the rest

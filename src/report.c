@@ -127,8 +127,7 @@ static void access_line(struct hwt_buf *b, const struct hwt_report *r)
     else
         hwt_buf_printf(b, "%s at addr", r->access == HWTAG_ACCESS_WRITE ? "Write" : "Read");
     hwt_buf_printf(b, " %016lx by task %s/%d\n", (unsigned long)r->addr, comm, r->tid);
-    hwt_buf_printf(b, "Pointer tag: [%02x], memory tag: [%02x]\n", r->pointer_tag,
-                   r->memory_tag);
+    hwt_buf_printf(b, "Pointer tag: [%02x], memory tag: [%02x]\n", r->pointer_tag, r->memory_tag);
 }
 
 static void object_section(struct hwt_buf *b, const struct hwt_report *r)
@@ -140,8 +139,7 @@ static void object_section(struct hwt_buf *b, const struct hwt_report *r)
     hwt_buf_printf(b, "\nThe buggy address belongs to the object at %lx\n",
                    (unsigned long)o->start);
     if (o->large)
-        hwt_buf_printf(b, " which belongs to a page-backed mapping of %zu bytes\n",
-                       o->region_size);
+        hwt_buf_printf(b, " which belongs to a page-backed mapping of %zu bytes\n", o->region_size);
     else
         hwt_buf_printf(b, " which belongs to the size class %zu of size %zu\n", o->class_size,
                        o->size);

@@ -4,7 +4,6 @@
  */
 #include "stackdepot.h"
 
-#include <sched.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -44,24 +43,21 @@ static uint32_t *depot_buckets;        /* heads of the bucket chains (ids), atom
 static uint64_t depot_used = 1;        /* units handed out (unit 0 reserved); may pass the end */
 static uint64_t depot_stacks;          /* records published */
 
-/* Reserves the pool at first use. Threads racing the first put wait for the winner (the meta
- * lock is held only briefly); a signal handler never gets here (hwt_depot_get does not set up). */
+/* Reserves the pool at first use. A put racing the first one gets 0 (no stack) rather than
+ * waiting: the racer may be a signal handler interrupting the very thread that sets up. */
 static bool depot_ready(void)
 {
     int state = __atomic_load_n(&depot_state, __ATOMIC_ACQUIRE);
     if (likely(state == DEPOT_READY))
         return true;
-    if (state == DEPOT_UNINIT &&
-        __atomic_compare_exchange_n(&depot_state, &state, DEPOT_BUSY, false, __ATOMIC_ACQUIRE,
-                                    __ATOMIC_ACQUIRE)) {
-        depot_pool = hwt_meta_alloc(HWT_DEPOT_POOL_SIZE, HWT_DEPOT_UNIT);
-        depot_buckets = hwt_meta_alloc(HWT_DEPOT_BUCKETS * sizeof(uint32_t), sizeof(uint32_t));
-        state = depot_pool && depot_buckets ? DEPOT_READY : DEPOT_FAILED;
-        __atomic_store_n(&depot_state, state, __ATOMIC_RELEASE);
-        return state == DEPOT_READY;
-    }
-    while ((state = __atomic_load_n(&depot_state, __ATOMIC_ACQUIRE)) == DEPOT_BUSY)
-        sched_yield();
+    if (state != DEPOT_UNINIT ||
+        !__atomic_compare_exchange_n(&depot_state, &state, DEPOT_BUSY, false, __ATOMIC_ACQUIRE,
+                                     __ATOMIC_RELAXED))
+        return false;
+    depot_pool = hwt_meta_alloc(HWT_DEPOT_POOL_SIZE, HWT_DEPOT_UNIT);
+    depot_buckets = hwt_meta_alloc(HWT_DEPOT_BUCKETS * sizeof(uint32_t), sizeof(uint32_t));
+    state = depot_pool && depot_buckets ? DEPOT_READY : DEPOT_FAILED;
+    __atomic_store_n(&depot_state, state, __ATOMIC_RELEASE);
     return state == DEPOT_READY;
 }
 

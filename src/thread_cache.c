@@ -5,6 +5,7 @@
 
 #include <pthread.h>
 
+#include "fault.h"
 #include "internal.h"
 #include "lock.h"
 #include "meta.h"
@@ -46,6 +47,7 @@ static void thread_exit(void *arg)
     struct hwt_tcache *tc = arg;
     hwt_tcache_self = HWT_TCACHE_DEAD;
     flush_all(tc);
+    hwt_fault_thread_exit();
     hwt_lock(&list_lock);
     tc->in_use = 0;
     hwt_unlock(&list_lock);
@@ -102,6 +104,8 @@ struct hwt_tcache *hwt_tcache_create(void)
     hwt_tcache_self = tc;
     if (exit_key_ready)
         pthread_setspecific(exit_key, tc);
+    /* A thread's first allocation is also where it gets its signal stack. */
+    hwt_fault_thread_init();
     return tc;
 }
 

@@ -42,16 +42,22 @@
 /* Without /proc, only the page holding the current frame is known to be readable. */
 #define HWT_MIN_PAGE 4096u
 
-/* A readable range of one stack mapping. An entry is valid when lo <= addr < hi; writers clear
- * hi first so a signal handler interrupting an update never sees a half-written entry. */
+/* A readable range of one stack mapping, valid when lo <= addr < hi. seq is odd while the
+ * entry is being written: a signal handler may interrupt a writer or a reader on this thread
+ * and update the same entry, so readers check seq around their copy (a TLS seqlock). */
 struct stack_range {
     uintptr_t lo, hi;
+};
+
+struct stack_cache_entry {
+    unsigned seq;
+    struct stack_range range;
 };
 
 #define HWT_STACK_CACHE 2 /* the thread's stack and, say, its alternate signal stack */
 #define HWT_WARMUP_FRAMES 16
 
-static __thread struct stack_range stack_cache[HWT_STACK_CACHE]
+static __thread struct stack_cache_entry stack_cache[HWT_STACK_CACHE]
     __attribute__((tls_model("initial-exec")));
 static int maps_unreadable; /* /proc/self/maps could not be opened: do not retry (atomic) */
 
@@ -95,13 +101,25 @@ static bool lookup_range(uintptr_t addr, struct stack_range *out)
     return true;
 }
 
-static void cache_store(struct stack_range *e, struct stack_range v)
+static void cache_store(struct stack_cache_entry *e, struct stack_range v)
 {
-    e->hi = 0;
+    e->seq++;
     __atomic_signal_fence(__ATOMIC_SEQ_CST);
-    e->lo = v.lo;
+    e->range = v;
     __atomic_signal_fence(__ATOMIC_SEQ_CST);
-    e->hi = v.hi;
+    e->seq++;
+}
+
+/* A consistent copy of e, or an empty range when it is being written. */
+static struct stack_range cache_load(const struct stack_cache_entry *e)
+{
+    struct stack_range empty = {0, 0}, v;
+    unsigned seq = e->seq;
+
+    __atomic_signal_fence(__ATOMIC_SEQ_CST);
+    v = e->range;
+    __atomic_signal_fence(__ATOMIC_SEQ_CST);
+    return seq % 2 == 0 && seq == e->seq ? v : empty;
 }
 
 /* Bounds of the readable memory around addr, an address in a live frame of this thread: a
@@ -112,15 +130,13 @@ static struct stack_range stack_range_of(uintptr_t addr, bool use_cache)
     struct stack_range r;
 
     for (unsigned i = 0; use_cache && i < HWT_STACK_CACHE; i++) {
-        r.hi = stack_cache[i].hi;
-        __atomic_signal_fence(__ATOMIC_SEQ_CST);
-        r.lo = stack_cache[i].lo;
+        r = cache_load(&stack_cache[i]);
         if (addr >= r.lo && addr < r.hi)
             return r;
     }
     if (lookup_range(addr, &r)) {
         if (use_cache) {
-            struct stack_range older = stack_cache[0];
+            struct stack_range older = cache_load(&stack_cache[0]);
             if (older.hi)
                 cache_store(&stack_cache[1], older);
             cache_store(&stack_cache[0], r);

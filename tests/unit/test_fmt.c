@@ -51,8 +51,7 @@ static void test_plain_text_and_percent(void **state)
 static void test_signed_decimal(void **state)
 {
     struct hwt_buf *b = buf_of(state);
-    hwt_buf_printf(b, "%d %i %d %ld %lld", 0, -42, 2147483647, -9000000000L,
-                   (long long)INT64_MIN);
+    hwt_buf_printf(b, "%d %i %d %ld %lld", 0, -42, 2147483647, -9000000000L, (long long)INT64_MIN);
     assert_string_equal(b->data, "0 -42 2147483647 -9000000000 -9223372036854775808");
 }
 

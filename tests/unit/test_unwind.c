@@ -30,8 +30,8 @@ static unsigned fast_n, fast_skip, fast_max = MAX_FRAMES;
 
 static volatile char *guard;
 static size_t guard_size;
-static uintptr_t sig_pcs[MAX_FRAMES];
-static unsigned sig_n;
+static uintptr_t sig_pcs[MAX_FRAMES], sig_fast_pcs[MAX_FRAMES];
+static unsigned sig_n, sig_fast_n;
 
 __attribute__((noipa)) static void keep_frame(void)
 {
@@ -176,6 +176,8 @@ static void on_segv(int sig, siginfo_t *info, void *ucontext)
     (void)sig;
     (void)info;
     sig_n = hwt_unwind_signal(ucontext, sig_pcs, MAX_FRAMES);
+    /* as a malloc inside a handler would: on the alternate stack, a second cached range */
+    sig_fast_n = hwt_unwind_fast(sig_fast_pcs, MAX_FRAMES, 0);
     mprotect((void *)guard, guard_size, PROT_READ);
 }
 
@@ -203,14 +205,19 @@ static void test_signal_unwind_from_fault(void **state)
     sigemptyset(&sa.sa_mask);
     assert_int_equal(sigaction(SIGSEGV, &sa, &old), 0);
 
-    sig_n = 0;
+    sig_n = sig_fast_n = 0;
     fault_a();
+    /* back on the thread's stack: its cached range still serves */
+    fast_skip = 0;
+    chain_a();
+    assert_true(pc_in(fast_pcs[0], chain_b, "chain_b"));
 
     sigaction(SIGSEGV, &old, NULL);
     sigaltstack(&old_alt, NULL);
     munmap(alt_mem, ALT_STACK_SIZE);
     munmap((void *)guard, guard_size);
 
+    assert_true(sig_fast_n >= 1);
     assert_true(sig_n >= 3);
     c = find_frame(sig_pcs, sig_n, fault_c, "fault_c");
     b = find_frame(sig_pcs, sig_n, fault_b, "fault_b");
