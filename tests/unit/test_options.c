@@ -1,0 +1,436 @@
+/* SPDX-License-Identifier: MIT */
+/* The option parser and the HWTAG_* environment reader, with stderr captured. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "options.h"
+
+extern char **environ;
+
+static struct hwt_options saved_opts;
+
+/* The defaults of DESIGN.md, written out here rather than taken from options.def. */
+static void set_documented_defaults(void)
+{
+    memset(&hwt_opts, 0, sizeof(hwt_opts));
+    hwt_opts.mode = HWT_MODE_SYNC;
+    hwt_opts.fault = HWT_FAULT_PANIC;
+    hwt_opts.sample = 1;
+    hwt_opts.sample_order = 3;
+    hwt_opts.stacktrace = HWT_ON;
+    hwt_opts.log_path = NULL;
+    hwt_opts.verbose = HWT_OFF;
+}
+
+/* Removes every HWTAG_* variable, so each test starts from a clean environment. */
+static void clear_hwtag_env(void)
+{
+    for (;;) {
+        char name[128] = "";
+        for (char **e = environ; e != NULL && *e != NULL; e++) {
+            if (strncmp(*e, "HWTAG_", 6) == 0) {
+                const char *eq = strchr(*e, '=');
+                size_t n = eq != NULL ? (size_t)(eq - *e) : strlen(*e);
+                if (n >= sizeof(name))
+                    n = sizeof(name) - 1;
+                memcpy(name, *e, n);
+                name[n] = '\0';
+                break;
+            }
+        }
+        if (name[0] == '\0')
+            return;
+        assert_int_equal(unsetenv(name), 0);
+    }
+}
+
+static int setup(void **state)
+{
+    (void)state;
+    saved_opts = hwt_opts;
+    clear_hwtag_env();
+    set_documented_defaults();
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    clear_hwtag_env();
+    hwt_opts = saved_opts;
+    return 0;
+}
+
+/* Runs hwt_options_init() with fd 2 sent into a pipe; returns what it wrote. */
+static void init_capturing_stderr(char *out, size_t cap)
+{
+    int fds[2];
+    assert_int_equal(pipe(fds), 0);
+    int saved = dup(2);
+    assert_true(saved >= 0);
+    assert_true(dup2(fds[1], 2) >= 0);
+    hwt_options_init();
+    assert_true(dup2(saved, 2) >= 0);
+    close(saved);
+    close(fds[1]);
+    size_t n = 0;
+    for (;;) {
+        ssize_t r = read(fds[0], out + n, cap - 1 - n);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r <= 0)
+            break;
+        n += (size_t)r;
+        assert_true(n < cap - 1);
+    }
+    close(fds[0]);
+    out[n] = '\0';
+}
+
+static void assert_opts_equal(const struct hwt_options *a, const struct hwt_options *b)
+{
+    assert_int_equal(a->mode, b->mode);
+    assert_int_equal(a->fault, b->fault);
+    assert_int_equal(a->sample, b->sample);
+    assert_int_equal(a->sample_order, b->sample_order);
+    assert_int_equal(a->stacktrace, b->stacktrace);
+    assert_ptr_equal(a->log_path, b->log_path);
+    assert_int_equal(a->verbose, b->verbose);
+}
+
+static size_t count_lines(const char *s)
+{
+    size_t n = 0;
+    for (; *s != '\0'; s++)
+        n += *s == '\n';
+    return n;
+}
+
+static const struct hwt_option_desc *find(const char *name)
+{
+    for (size_t i = 0; i < hwt_option_count; i++) {
+        if (strcmp(hwt_option_table[i].name, name) == 0)
+            return &hwt_option_table[i];
+    }
+    fail_msg("no option %s", name);
+    return NULL;
+}
+
+/* hwt_option_parse over a NUL-terminated string; *out is left at 0xdead on failure. */
+static bool parse(const char *name, const char *str, uint64_t *out)
+{
+    *out = 0xdead;
+    return hwt_option_parse(find(name), str, strlen(str), out);
+}
+
+static void test_table_has_the_documented_options(void **state)
+{
+    (void)state;
+    static const char *const names[] = {"HWTAG_MODE",   "HWTAG_FAULT",        "HWTAG_SAMPLE",
+                                        "HWTAG_SAMPLE_ORDER", "HWTAG_STACKTRACE",
+                                        "HWTAG_LOG_PATH"};
+    for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+        assert_non_null(find(names[i]));
+    for (size_t i = 0; i < hwt_option_count; i++) {
+        const struct hwt_option_desc *d = &hwt_option_table[i];
+        assert_int_equal(strncmp(d->name, "HWTAG_", 6), 0);
+        assert_non_null(d->help);
+        assert_true(d->offset < sizeof(struct hwt_options));
+        if (d->type == HWT_OPT_ENUM)
+            assert_non_null(d->words);
+        if (d->type == HWT_OPT_UINT)
+            assert_true(d->def >= d->min && d->def <= d->max);
+    }
+}
+
+static void test_parse_enum_words(void **state)
+{
+    (void)state;
+    uint64_t v;
+    assert_true(parse("HWTAG_MODE", "sync", &v));
+    assert_int_equal(v, HWT_MODE_SYNC);
+    assert_true(parse("HWTAG_MODE", "async", &v));
+    assert_int_equal(v, HWT_MODE_ASYNC);
+    assert_true(parse("HWTAG_MODE", "asymm", &v));
+    assert_int_equal(v, HWT_MODE_ASYMM);
+    assert_true(parse("HWTAG_MODE", "off", &v));
+    assert_int_equal(v, HWT_MODE_OFF);
+    assert_true(parse("HWTAG_FAULT", "panic", &v));
+    assert_int_equal(v, HWT_FAULT_PANIC);
+    assert_true(parse("HWTAG_FAULT", "panic_on_write", &v));
+    assert_int_equal(v, HWT_FAULT_PANIC_ON_WRITE);
+    assert_true(parse("HWTAG_FAULT", "report", &v));
+    assert_int_equal(v, HWT_FAULT_REPORT);
+    assert_true(parse("HWTAG_STACKTRACE", "on", &v));
+    assert_int_equal(v, HWT_ON);
+    assert_true(parse("HWTAG_STACKTRACE", "off", &v));
+    assert_int_equal(v, HWT_OFF);
+}
+
+static void test_parse_rejects_near_miss_words(void **state)
+{
+    (void)state;
+    static const char *const bad[] = {"",      "SYNC",   "syn",   "syncc", " sync",
+                                      "sync ", "async\n", "panic", "1",     "of"};
+    uint64_t v;
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        assert_false(parse("HWTAG_MODE", bad[i], &v));
+        assert_int_equal(v, 0xdead);
+    }
+    assert_false(parse("HWTAG_FAULT", "panic_on", &v));
+    assert_false(parse("HWTAG_STACKTRACE", "yes", &v));
+}
+
+static void test_parse_honours_the_length(void **state)
+{
+    (void)state;
+    const struct hwt_option_desc *mode = find("HWTAG_MODE");
+    uint64_t v = 0xdead;
+    assert_true(hwt_option_parse(mode, "asyncXYZ", 5, &v));
+    assert_int_equal(v, HWT_MODE_ASYNC);
+    assert_false(hwt_option_parse(mode, "async", 4, &v));
+    const struct hwt_option_desc *sample = find("HWTAG_SAMPLE");
+    assert_true(hwt_option_parse(sample, "12345", 2, &v));
+    assert_int_equal(v, 12);
+    assert_false(hwt_option_parse(sample, "12345", 0, &v));
+}
+
+static void test_parse_integers_in_range(void **state)
+{
+    (void)state;
+    uint64_t v;
+    assert_true(parse("HWTAG_SAMPLE", "1", &v));
+    assert_int_equal(v, 1);
+    assert_true(parse("HWTAG_SAMPLE", "10", &v));
+    assert_int_equal(v, 10);
+    assert_true(parse("HWTAG_SAMPLE", "007", &v));
+    assert_int_equal(v, 7);
+    assert_true(parse("HWTAG_SAMPLE", "4294967295", &v));
+    assert_int_equal(v, UINT32_MAX);
+    assert_true(parse("HWTAG_SAMPLE_ORDER", "0", &v));
+    assert_int_equal(v, 0);
+    assert_true(parse("HWTAG_SAMPLE_ORDER", "63", &v));
+    assert_int_equal(v, 63);
+}
+
+static void test_parse_rejects_bad_integers(void **state)
+{
+    (void)state;
+    static const char *const bad[] = {"",   "0",  "-1", "+1",          " 1",          "1 ",
+                                      "1x", "x1", "0x10", "1e3",       "4294967296",
+                                      "18446744073709551615", "18446744073709551616",
+                                      "99999999999999999999", "123456789012345678901234"};
+    uint64_t v;
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        assert_false(parse("HWTAG_SAMPLE", bad[i], &v));
+        assert_int_equal(v, 0xdead);
+    }
+    assert_false(parse("HWTAG_SAMPLE_ORDER", "64", &v));
+    assert_false(parse("HWTAG_SAMPLE_ORDER", "-0", &v));
+    assert_false(parse("HWTAG_SAMPLE_ORDER", "256", &v));
+}
+
+static void test_parse_strings(void **state)
+{
+    (void)state;
+    uint64_t v;
+    assert_true(parse("HWTAG_LOG_PATH", "/tmp/hwtag.%p.log", &v));
+    assert_false(parse("HWTAG_LOG_PATH", "", &v));
+}
+
+static void test_init_without_variables_keeps_defaults(void **state)
+{
+    (void)state;
+    char err[4096];
+    init_capturing_stderr(err, sizeof(err));
+    assert_string_equal(err, "");
+    assert_int_equal(hwt_opts.mode, HWT_MODE_SYNC);
+    assert_int_equal(hwt_opts.fault, HWT_FAULT_PANIC);
+    assert_int_equal(hwt_opts.sample, 1);
+    assert_int_equal(hwt_opts.sample_order, 3);
+    assert_int_equal(hwt_opts.stacktrace, HWT_ON);
+    assert_null(hwt_opts.log_path);
+}
+
+static void test_init_reads_every_variable(void **state)
+{
+    (void)state;
+    assert_int_equal(setenv("HWTAG_MODE", "async", 1), 0);
+    assert_int_equal(setenv("HWTAG_FAULT", "report", 1), 0);
+    assert_int_equal(setenv("HWTAG_SAMPLE", "4000000000", 1), 0);
+    assert_int_equal(setenv("HWTAG_SAMPLE_ORDER", "5", 1), 0);
+    assert_int_equal(setenv("HWTAG_STACKTRACE", "off", 1), 0);
+    assert_int_equal(setenv("HWTAG_LOG_PATH", "/tmp/hwtag-%p.log", 1), 0);
+    assert_int_equal(setenv("HWTAG_VERBOSE", "on", 1), 0);
+    char err[4096];
+    init_capturing_stderr(err, sizeof(err));
+    assert_string_equal(err, "");
+    assert_int_equal(hwt_opts.mode, HWT_MODE_ASYNC);
+    assert_int_equal(hwt_opts.fault, HWT_FAULT_REPORT);
+    assert_int_equal(hwt_opts.sample, 4000000000u);
+    assert_int_equal(hwt_opts.sample_order, 5);
+    assert_int_equal(hwt_opts.stacktrace, HWT_OFF);
+    assert_non_null(hwt_opts.log_path);
+    assert_string_equal(hwt_opts.log_path, "/tmp/hwtag-%p.log");
+    assert_int_equal(hwt_opts.verbose, HWT_ON);
+}
+
+static void test_largest_sample_order_is_stored(void **state)
+{
+    (void)state;
+    assert_int_equal(setenv("HWTAG_SAMPLE_ORDER", "63", 1), 0);
+    assert_int_equal(setenv("HWTAG_SAMPLE", "4294967295", 1), 0);
+    char err[4096];
+    init_capturing_stderr(err, sizeof(err));
+    assert_string_equal(err, "");
+    assert_int_equal(hwt_opts.sample_order, 63);
+    assert_int_equal(hwt_opts.sample, UINT32_MAX);
+}
+
+/* One bad value: exactly one line naming the variable, and the default stays. */
+static void check_invalid(const char *name, const char *value)
+{
+    set_documented_defaults();
+    struct hwt_options before = hwt_opts;
+    assert_int_equal(setenv(name, value, 1), 0);
+    char err[4096];
+    init_capturing_stderr(err, sizeof(err));
+    assert_int_equal(count_lines(err), 1);
+    assert_true(err[strlen(err) - 1] == '\n');
+    if (strstr(err, name) == NULL)
+        fail_msg("diagnostic for %s=%s does not name it: %s", name, value, err);
+    assert_opts_equal(&hwt_opts, &before);
+    assert_int_equal(unsetenv(name), 0);
+}
+
+static void test_invalid_value_gives_one_line_and_keeps_the_default(void **state)
+{
+    (void)state;
+    check_invalid("HWTAG_MODE", "bogus");
+    check_invalid("HWTAG_MODE", "");
+    check_invalid("HWTAG_FAULT", "Panic");
+    check_invalid("HWTAG_SAMPLE", "0");
+    check_invalid("HWTAG_SAMPLE", "-3");
+    check_invalid("HWTAG_SAMPLE", "4294967296");
+    check_invalid("HWTAG_SAMPLE", "99999999999999999999999");
+    check_invalid("HWTAG_SAMPLE_ORDER", "64");
+    check_invalid("HWTAG_SAMPLE_ORDER", "three");
+    check_invalid("HWTAG_STACKTRACE", "1");
+    check_invalid("HWTAG_LOG_PATH", "");
+}
+
+static void test_very_long_invalid_value_still_gives_one_line(void **state)
+{
+    (void)state;
+    char value[2000];
+    memset(value, 'x', sizeof(value) - 1);
+    value[sizeof(value) - 1] = '\0';
+    check_invalid("HWTAG_MODE", value);
+    value[5] = '\n'; /* a newline in the value must not split the diagnostic either */
+    check_invalid("HWTAG_FAULT", value);
+}
+
+static void test_each_invalid_value_gets_its_own_line(void **state)
+{
+    (void)state;
+    assert_int_equal(setenv("HWTAG_MODE", "nope", 1), 0);
+    assert_int_equal(setenv("HWTAG_SAMPLE", "zero", 1), 0);
+    assert_int_equal(setenv("HWTAG_STACKTRACE", "on", 1), 0);
+    char err[4096];
+    init_capturing_stderr(err, sizeof(err));
+    assert_int_equal(count_lines(err), 2);
+    assert_non_null(strstr(err, "HWTAG_MODE"));
+    assert_non_null(strstr(err, "HWTAG_SAMPLE"));
+    assert_int_equal(hwt_opts.mode, HWT_MODE_SYNC);
+    assert_int_equal(hwt_opts.sample, 1);
+    assert_int_equal(hwt_opts.stacktrace, HWT_ON);
+}
+
+static void test_unknown_variable_gives_one_warning(void **state)
+{
+    (void)state;
+    struct hwt_options before = hwt_opts;
+    assert_int_equal(setenv("HWTAG_FOO", "1", 1), 0);
+    char err[4096];
+    init_capturing_stderr(err, sizeof(err));
+    assert_int_equal(count_lines(err), 1);
+    assert_non_null(strstr(err, "HWTAG_FOO"));
+    assert_opts_equal(&hwt_opts, &before);
+}
+
+static void test_unknown_variable_with_a_known_prefix_is_unknown(void **state)
+{
+    (void)state;
+    struct hwt_options before = hwt_opts;
+    assert_int_equal(setenv("HWTAG_MODEX", "async", 1), 0);
+    assert_int_equal(setenv("HWTAG_SAMPL", "5", 1), 0);
+    char err[4096];
+    init_capturing_stderr(err, sizeof(err));
+    assert_int_equal(count_lines(err), 2);
+    assert_non_null(strstr(err, "HWTAG_MODEX"));
+    assert_non_null(strstr(err, "HWTAG_SAMPL"));
+    assert_opts_equal(&hwt_opts, &before);
+}
+
+static void test_launcher_variable_is_not_a_warning(void **state)
+{
+    (void)state;
+    assert_int_equal(setenv("HWTAG_LIB", "/usr/lib/libhwtag.so", 1), 0);
+    char err[4096];
+    init_capturing_stderr(err, sizeof(err));
+    assert_string_equal(err, "");
+}
+
+static void test_other_variables_are_ignored(void **state)
+{
+    (void)state;
+    struct hwt_options before = hwt_opts;
+    assert_int_equal(setenv("HWTAGMODE", "async", 1), 0);
+    assert_int_equal(setenv("hwtag_mode", "async", 1), 0);
+    assert_int_equal(setenv("XHWTAG_MODE", "async", 1), 0);
+    char err[4096];
+    init_capturing_stderr(err, sizeof(err));
+    assert_int_equal(unsetenv("HWTAGMODE"), 0);
+    assert_int_equal(unsetenv("hwtag_mode"), 0);
+    assert_int_equal(unsetenv("XHWTAG_MODE"), 0);
+    assert_string_equal(err, "");
+    assert_opts_equal(&hwt_opts, &before);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_table_has_the_documented_options),
+        cmocka_unit_test(test_parse_enum_words),
+        cmocka_unit_test(test_parse_rejects_near_miss_words),
+        cmocka_unit_test(test_parse_honours_the_length),
+        cmocka_unit_test(test_parse_integers_in_range),
+        cmocka_unit_test(test_parse_rejects_bad_integers),
+        cmocka_unit_test(test_parse_strings),
+        cmocka_unit_test_setup_teardown(test_init_without_variables_keeps_defaults, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_init_reads_every_variable, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_largest_sample_order_is_stored, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_invalid_value_gives_one_line_and_keeps_the_default,
+                                        setup, teardown),
+        cmocka_unit_test_setup_teardown(test_very_long_invalid_value_still_gives_one_line, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_each_invalid_value_gets_its_own_line, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_unknown_variable_gives_one_warning, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_unknown_variable_with_a_known_prefix_is_unknown,
+                                        setup, teardown),
+        cmocka_unit_test_setup_teardown(test_launcher_variable_is_not_a_warning, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_other_variables_are_ignored, setup, teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
