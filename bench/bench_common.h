@@ -34,7 +34,9 @@ extern uintptr_t __hwasan_shadow_memory_dynamic_address;
 static inline int bench_va_bits(void)
 {
     volatile char here;
-    return 64 - __builtin_clzll((unsigned long long)(uintptr_t)&here);
+    /* HWASan tags stack objects: drop the top byte before looking at the address. */
+    uintptr_t addr = (uintptr_t)&here & (((uintptr_t)1 << 56) - 1);
+    return 64 - __builtin_clzll((unsigned long long)addr);
 }
 
 static inline double bench_now(void)

@@ -9,7 +9,11 @@
 #include "unwind.h"
 
 #ifndef HWTAG_HAVE_LIBUNWIND
-#define HWTAG_HAVE_LIBUNWIND defined(__aarch64__)
+#if defined(__aarch64__)
+#define HWTAG_HAVE_LIBUNWIND 1
+#else
+#define HWTAG_HAVE_LIBUNWIND 0
+#endif
 #endif
 #if HWTAG_HAVE_LIBUNWIND
 #define UNW_LOCAL_ONLY

@@ -8,6 +8,7 @@ set terminal pngcairo size 1200,650 noenhanced font ",10"
 set output outfile
 set grid ytics
 set key outside right top
+set datafile missing "NaN"
 
 if (which eq 'overview') {
     set title "Speed relative to clean glibc of the same round (1.0 = as fast; higher is better; time metrics inverted)"

@@ -40,6 +40,7 @@ HOST_ENV_TOO = ("ASAN_OPTIONS", "HWASAN_OPTIONS", "LSAN_OPTIONS", "UBSAN_OPTIONS
 PY_MODULES = ("json re collections argparse subprocess email.parser http.client decimal "
               "datetime logging unittest xml.etree.ElementTree asyncio sqlite3 csv tempfile "
               "pathlib typing dataclasses hashlib zlib ssl urllib.request").split()
+PY_QUICK = 10  # quick mode imports the first PY_QUICK modules only
 
 # Kernel numbers this suite mirrors (KHWASAN cover letter v4, 2018, Odroid C2).
 KERNEL_REF = [
@@ -440,7 +441,8 @@ class Suite:
 
     def w_python(self, cfg):
         py = os.path.join(self.programs, "usr", "bin", "python3")
-        script = ("import sys\nimport " + ", ".join(PY_MODULES) + "\n"
+        mods = PY_MODULES[:PY_QUICK] if self.quick else PY_MODULES
+        script = ("import sys\nimport " + ", ".join(mods) + "\n"
                   "sys.stdout.write('BENCH_MEASURE end\\nBENCH_MAPS_BEGIN\\n' + "
                   "open('/proc/self/maps').read() + 'BENCH_MAPS_END\\n')\n"
                   "sys.stdout.flush(); sys.stdin.readline()\nprint('RESULT ok=1')\n")
@@ -465,10 +467,10 @@ class Suite:
         return self.micro(cfg, 16, 4096, 2, 100000 if self.quick else 400000)
 
     def w_micro_large_1t(self, cfg):
-        return self.micro(cfg, 32768, 1 << 20, 1, 5000 if self.quick else 20000)
+        return self.micro(cfg, 32768, 1 << 20, 1, 1000 if self.quick else 4000)
 
     def w_micro_large_2t(self, cfg):
-        return self.micro(cfg, 32768, 1 << 20, 2, 5000 if self.quick else 20000)
+        return self.micro(cfg, 32768, 1 << 20, 2, 1000 if self.quick else 4000)
 
     def w_loopback(self, cfg, extra_env=None):
         msgs = "10000" if self.quick else "40000"
@@ -486,7 +488,7 @@ class Suite:
 
     def w_iperf3(self, cfg):
         iperf = os.path.join(self.programs, "usr", "bin", "iperf3")
-        secs = 2 if self.quick else 5
+        secs = 1 if self.quick else 3
         env = self.env_for(cfg)
         last = "no attempt"
         for _ in range(3):
@@ -517,7 +519,7 @@ class Suite:
 
     def micro_size(self, size):
         def f(cfg):
-            ops = 100000 if size <= 4096 else 5000
+            ops = 50000 if size <= 4096 else 1000
             return self.micro(cfg, size, size, 1, ops)
         return f
 
@@ -614,7 +616,10 @@ WORKLOADS = [
      "loopback: own TCP client/server, buffer per message"),
     ("iperf3", "w_iperf3", "gbit_s", True, "Gbit/s", "iperf3 server+client over 127.0.0.1"),
 ]
-QUICK_SKIP = {"micro-large-2t"}
+QUICK_SKIP = {"micro-small-2t", "micro-large-2t"}
+# Configurations no target depends on: full mode only (unless named with --configs).
+QUICK_SKIP_CONFIGS = {"glibc-mte-async", "hwtag-async", "hwtag-nostack"}
+SIZE_ROUNDS = 3  # the by-size series runs in the first rounds only
 MICRO_SIZES = [16, 64, 256, 1024, 4096, 32768, 131072, 1048576]
 
 
@@ -622,8 +627,10 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     g = ap.add_mutually_exclusive_group()
-    g.add_argument("--quick", action="store_true", help="small workloads, 3 rounds (default)")
-    g.add_argument("--full", action="store_true", help="larger workloads, 5 rounds, size sweep")
+    g.add_argument("--quick", action="store_true",
+                   help="small workloads, 3 rounds, the configurations targets need (default)")
+    g.add_argument("--full", action="store_true",
+                   help="larger workloads, 5 rounds, all configurations, 2 threads, by-size")
     ap.add_argument("--lib", default=os.path.join(REPO, "build", "aarch64", "lib", "libhwtag.so"))
     ap.add_argument("--out", default=os.path.join(REPO, "results"))
     ap.add_argument("--build-dir", default=os.path.join(REPO, "build", "bench"))
@@ -680,6 +687,8 @@ def main():
     if args.configs:
         want = set(args.configs.split(","))
         configs = [c for c in configs if c.name in want or c.name == "clean"]
+    elif not args.full:
+        configs = [c for c in configs if c.name not in QUICK_SKIP_CONFIGS]
     for c in configs:
         missing = [n for n in c.needs if not resources.get(n)]
         if missing:
@@ -761,6 +770,8 @@ def main():
         if boot_planned:
             one("empty", suite.w_empty, configs[0], rnd)
         for wl, fn in plan:
+            if wl.startswith("size-") and rnd >= SIZE_ROUNDS:
+                continue
             for c in order:
                 if c.ours_only and wl in ("python", "iperf3"):
                     continue
@@ -1129,7 +1140,7 @@ METHOD = """## Method
   malloc + 16 B written at each end), log-uniform sizes. `loopback`: bench_loopback, client
   and server threads over 127.0.0.1 (ephemeral port), malloc per message on both sides, 80%
   64 B-2 KiB and 20% 32-128 KiB messages. `iperf3`: Debian's arm64 iperf3 server (-1) and
-  client (2 s quick, 5 s full) both under the configuration, random port 20000-60999 on
+  client (1 s quick, 3 s full) both under the configuration, random port 20000-60999 on
   127.0.0.1. Every run has a timeout (--timeout, default 180 s).
 - **Native MTE hardware** (Pixel 8 and later with a Linux userland, or Armv8.5+ MTE boards with
   a kernel built with CONFIG_ARM64_MTE): install gcc, clang, lld, libclang-rt-dev, python3,

@@ -30,10 +30,10 @@ struct hwt_large {
     uint8_t sampled;                 /* tagged by the sampling decision (or below the order) */
     struct hwt_large *hnext;         /* hash chain by start */
     struct hwt_large *cnext, *cprev; /* cache FIFO, or the dead-record free list */
+    struct hwt_large *anext;         /* every record ever made; never unlinked */
 };
 
 #define HASH_BUCKETS 4096u
-#define MAX_RECORDS (1u << 20)
 /* Freed mappings kept mapped and tagged free: a use after free faults as a tag mismatch
  * and a new allocation reuses them without a system call. */
 #define CACHE_MAX_ENTRIES 32u
@@ -42,8 +42,7 @@ struct hwt_large {
 
 static struct hwt_lock large_lock = HWT_LOCK_INIT;
 static struct hwt_large *buckets[HASH_BUCKETS]; /* large_lock for writers */
-static struct hwt_large *records;               /* pool, MAX_RECORDS entries */
-static uint32_t record_count;                   /* used prefix of the pool */
+static struct hwt_large *all_records;           /* published with release; walked by lookups */
 static struct hwt_large *dead_list;
 static struct hwt_large *cache_head, *cache_tail; /* oldest at head */
 static uint32_t cache_entries;
@@ -62,14 +61,12 @@ static struct hwt_large *record_new_locked(void)
         dead_list = l->cnext;
         return l;
     }
-    if (records == NULL) {
-        records = hwt_meta_alloc(MAX_RECORDS * sizeof(*records), hwt_page_size);
-        if (records == NULL)
-            return NULL;
-    }
-    if (record_count == MAX_RECORDS)
+    l = hwt_meta_alloc(sizeof(*l), 64);
+    if (l == NULL)
         return NULL;
-    return &records[record_count++];
+    l->anext = all_records;
+    __atomic_store_n(&all_records, l, __ATOMIC_RELEASE);
+    return l;
 }
 
 static void hash_insert_locked(struct hwt_large *l)
@@ -313,9 +310,8 @@ bool hwt_large_resize(struct hwt_large *l, size_t new_size)
 
 bool hwt_large_lookup(uintptr_t addr, struct hwt_object *out)
 {
-    uint32_t n = __atomic_load_n(&record_count, __ATOMIC_ACQUIRE);
-    for (uint32_t i = 0; i < n; i++) {
-        const struct hwt_large *l = &records[i];
+    for (const struct hwt_large *l = __atomic_load_n(&all_records, __ATOMIC_ACQUIRE); l != NULL;
+         l = l->anext) {
         uint8_t state = __atomic_load_n(&l->state, __ATOMIC_ACQUIRE);
         if (state == REC_DEAD || addr < l->map_start || addr >= l->map_start + l->map_size)
             continue;

@@ -13,10 +13,11 @@
 
 enum { LIST_NONE, LIST_PARTIAL, LIST_EMPTY, LIST_RELEASED };
 
-/* Address space for all spans, reserved once; spans are carved in address order. */
-#define HEAP_RESERVE_MAX ((size_t)64 << 30)
-#define HEAP_RESERVE_MIN ((size_t)1 << 30)
-#define HEAP_COMMIT_STEP ((size_t)4 << 20)
+/* Spans are carved in address order from regions reserved on demand. Regions stay small
+ * because QEMU's user mode keeps a descriptor per page of every mapping, reserved or not. */
+#define REGION_SIZE ((size_t)64 << 20)
+#define MAX_REGIONS 1024u
+#define COMMIT_STEP ((size_t)4 << 20)
 #define BITS_PER_WORD 64u
 
 struct central {
@@ -26,48 +27,85 @@ struct central {
     struct hwt_span *released; /* fully free, pages given back to the OS */
 } __attribute__((aligned(64)));
 
+struct region {
+    uintptr_t base;            /* REGION_SIZE bytes reserved */
+    uintptr_t cursor;          /* next free byte; heap_lock */
+    uintptr_t committed;       /* end of the committed (read-write, PROT_MTE) prefix */
+    struct hwt_span **pagemap; /* per page: its span, NULL = none */
+};
+
 static struct central centrals[HWT_NUM_CLASSES];
 
 static struct hwt_lock heap_lock = HWT_LOCK_INIT;
-uintptr_t hwt_slab_heap_base, hwt_slab_heap_end; /* reservation; set once at init */
-static uintptr_t heap_cursor;                    /* next free byte; heap_lock */
-static uintptr_t heap_committed;                 /* end of the committed prefix; heap_lock */
-static uint32_t *pagemap;                        /* per page: span index + 1, 0 = none */
-static struct hwt_span *spans;                   /* indexed by pagemap value - 1 */
-static uint32_t span_count;                      /* heap_lock */
-static uint32_t span_capacity;
+static struct region regions[MAX_REGIONS];
+static uint32_t region_count; /* published with release after the region is set up */
 static unsigned page_shift;
 static uint64_t heap_mapped_bytes; /* committed span bytes, less released ones */
 
 bool hwt_slab_init(void)
 {
     page_shift = (unsigned)__builtin_ctzll(hwt_page_size);
-    size_t size = HEAP_RESERVE_MAX;
-    void *base = NULL;
-    while (size >= HEAP_RESERVE_MIN && (base = hwt_os_reserve(size, hwt_page_size)) == NULL)
-        size >>= 1;
-    if (base == NULL)
-        return false;
-    size_t pages = size >> page_shift;
-    size_t smallest_span = hwt_class_span_size(0);
-    span_capacity = (uint32_t)(size / smallest_span);
-    pagemap = hwt_meta_alloc(pages * sizeof(*pagemap), hwt_page_size);
-    spans = hwt_meta_alloc((size_t)span_capacity * sizeof(*spans), hwt_page_size);
-    if (pagemap == NULL || spans == NULL)
-        return false;
-    hwt_slab_heap_base = (uintptr_t)base;
-    hwt_slab_heap_end = (uintptr_t)base + size;
-    heap_cursor = heap_committed = (uintptr_t)base;
     return true;
+}
+
+static struct region *region_of(uintptr_t addr)
+{
+    uint32_t n = __atomic_load_n(&region_count, __ATOMIC_ACQUIRE);
+    for (uint32_t i = 0; i < n; i++) {
+        if (addr - regions[i].base < REGION_SIZE)
+            return &regions[i];
+    }
+    return NULL;
 }
 
 struct hwt_span *hwt_slab_span_of(uintptr_t addr)
 {
-    if (addr < hwt_slab_heap_base || addr >= hwt_slab_heap_end)
+    struct region *r = region_of(addr);
+    if (r == NULL)
         return NULL;
-    uint32_t v =
-        __atomic_load_n(&pagemap[(addr - hwt_slab_heap_base) >> page_shift], __ATOMIC_ACQUIRE);
-    return v == 0 ? NULL : &spans[v - 1];
+    return __atomic_load_n(&r->pagemap[(addr - r->base) >> page_shift], __ATOMIC_ACQUIRE);
+}
+
+static struct region *region_new_locked(void)
+{
+    if (region_count == MAX_REGIONS)
+        return NULL;
+    void *base = hwt_os_reserve(REGION_SIZE, hwt_page_size);
+    struct hwt_span **map = hwt_meta_alloc((REGION_SIZE >> page_shift) * sizeof(*map), 64);
+    if (base == NULL || map == NULL) {
+        if (base != NULL)
+            hwt_os_unmap(base, REGION_SIZE);
+        return NULL;
+    }
+    struct region *r = &regions[region_count];
+    r->base = r->cursor = r->committed = (uintptr_t)base;
+    r->pagemap = map;
+    __atomic_store_n(&region_count, region_count + 1, __ATOMIC_RELEASE);
+    return r;
+}
+
+/* Address space for a span of span_size bytes, committed; 0 when out of memory. */
+static uintptr_t carve_locked(size_t span_size, struct region **out)
+{
+    struct region *r = region_count > 0 ? &regions[region_count - 1] : NULL;
+    uintptr_t base = r != NULL ? hwt_align_up(r->cursor, span_size) : 0;
+    if (r == NULL || base + span_size > r->base + REGION_SIZE) {
+        r = region_new_locked();
+        if (r == NULL)
+            return 0;
+        base = hwt_align_up(r->cursor, span_size);
+    }
+    if (base + span_size > r->committed) {
+        uintptr_t end = hwt_align_up(base + span_size, COMMIT_STEP);
+        if (end > r->base + REGION_SIZE)
+            end = r->base + REGION_SIZE;
+        if (!hwt_os_commit((void *)r->committed, end - r->committed, true))
+            return 0;
+        __atomic_store_n(&r->committed, end, __ATOMIC_RELEASE);
+    }
+    r->cursor = base + span_size;
+    *out = r;
+    return base;
 }
 
 /* Carves a new span for cls and tags it free, before anyone else can see it: QEMU loses
@@ -78,32 +116,19 @@ static struct hwt_span *span_new(unsigned cls)
     size_t slot_size = hwt_class_size(cls);
     uint32_t nslots = (uint32_t)(span_size / slot_size);
     size_t words = (nslots + BITS_PER_WORD - 1) / BITS_PER_WORD;
+    struct hwt_span *s = hwt_meta_alloc(sizeof(*s), 64);
     uint64_t *bits = hwt_meta_alloc(words * sizeof(uint64_t), 16);
     struct hwt_slot *slots = hwt_meta_alloc(nslots * sizeof(struct hwt_slot), 16);
-    if (bits == NULL || slots == NULL)
+    if (s == NULL || bits == NULL || slots == NULL)
         return NULL;
 
+    struct region *r;
     hwt_lock(&heap_lock);
-    uintptr_t base = hwt_align_up(heap_cursor, span_size);
-    if (base + span_size > hwt_slab_heap_end || span_count == span_capacity) {
-        hwt_unlock(&heap_lock);
-        return NULL;
-    }
-    if (base + span_size > heap_committed) {
-        uintptr_t end = hwt_align_up(base + span_size, HEAP_COMMIT_STEP);
-        if (end > hwt_slab_heap_end)
-            end = hwt_slab_heap_end;
-        if (!hwt_os_commit((void *)heap_committed, end - heap_committed, true)) {
-            hwt_unlock(&heap_lock);
-            return NULL;
-        }
-        heap_committed = end;
-    }
-    heap_cursor = base + span_size;
-    uint32_t index = span_count++;
+    uintptr_t base = carve_locked(span_size, &r);
     hwt_unlock(&heap_lock);
+    if (base == 0)
+        return NULL;
 
-    struct hwt_span *s = &spans[index];
     s->base = base;
     s->span_size = (uint32_t)span_size;
     s->slot_size = (uint32_t)slot_size;
@@ -118,8 +143,7 @@ static struct hwt_span *span_new(unsigned cls)
     hwt_tag_range(base, span_size, HWT_TAG_FREE, false);
     __atomic_add_fetch(&heap_mapped_bytes, span_size, __ATOMIC_RELAXED);
     for (uintptr_t p = base; p < base + span_size; p += hwt_page_size)
-        __atomic_store_n(&pagemap[(p - hwt_slab_heap_base) >> page_shift], index + 1,
-                         __ATOMIC_RELEASE);
+        __atomic_store_n(&r->pagemap[(p - r->base) >> page_shift], s, __ATOMIC_RELEASE);
     return s;
 }
 
@@ -232,7 +256,8 @@ static unsigned neighbor_tag(const struct hwt_span *s, uint32_t idx, int dir)
 {
     if (dir < 0 ? idx == 0 : idx + 1 >= s->nslots) {
         uintptr_t addr = dir < 0 ? s->base - HWT_GRANULE : s->base + s->span_size;
-        if (addr < hwt_slab_heap_base || addr >= __atomic_load_n(&heap_committed, __ATOMIC_RELAXED))
+        struct region *r = region_of(s->base);
+        if (addr < r->base || addr >= __atomic_load_n(&r->committed, __ATOMIC_ACQUIRE))
             return HWT_TAG_FREE;
         return mte_load_tag(addr);
     }
@@ -267,9 +292,11 @@ void *hwt_slab_prepare(uintptr_t addr, size_t requested, bool zero, uint32_t sta
 enum hwt_free_check hwt_slab_check(const void *ptr, struct hwt_span **span_out, uint32_t *idx_out)
 {
     uintptr_t addr = mte_untag(ptr);
-    if (addr < hwt_slab_heap_base || addr >= hwt_slab_heap_end)
+    struct region *r = region_of(addr);
+    if (r == NULL)
         return HWT_FREE_NOT_OURS;
-    struct hwt_span *s = hwt_slab_span_of(addr);
+    struct hwt_span *s =
+        __atomic_load_n(&r->pagemap[(addr - r->base) >> page_shift], __ATOMIC_ACQUIRE);
     if (s == NULL)
         return HWT_FREE_INVALID;
     uint32_t idx = hwt_slab_index(s, addr);

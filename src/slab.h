@@ -37,9 +37,6 @@ struct hwt_span {
     struct hwt_span *next, *prev; /* central lists; central lock */
 };
 
-/* Heap bounds, for the fast "is this ours" test. */
-extern uintptr_t hwt_slab_heap_base, hwt_slab_heap_end;
-
 bool hwt_slab_init(void);
 
 /* Span holding addr (untagged), NULL when none. Lock-free. signal-safe */

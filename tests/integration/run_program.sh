@@ -109,16 +109,17 @@ if [ "$lib" != none ]; then
     # Tagging on unless the caller chose otherwise; then every HWTAG_* of
     # the caller's environment.
     [ -n "${HWTAG_MODE:-}" ] || preload+=("HWTAG_MODE=sync")
+    # (HWTAG_LIB names a library for tools/hwtag; it is no library option.)
     while IFS= read -r var; do
         preload+=("$var=${!var}")
-    done < <(compgen -e | grep '^HWTAG_' || true)
+    done < <(compgen -e | grep '^HWTAG_' | grep -vx HWTAG_LIB || true)
 fi
 
 # --- the guest ----------------------------------------------------------------
 # Nothing of the host's own preload or python setup may leak into the guest
 # (qemu hands the guest its own environment), and a ctest ENVIRONMENT of
 # QEMU_SET_ENV=LD_PRELOAD=... would otherwise preload into the glibc runs too.
-unset LD_PRELOAD QEMU_SET_ENV QEMU_UNSET_ENV
+unset LD_PRELOAD QEMU_SET_ENV QEMU_UNSET_ENV HWTAG_LIB
 while IFS= read -r var; do unset "$var"; done < <(compgen -e | grep '^PYTHON' || true)
 export LC_ALL=C.UTF-8
 

@@ -133,7 +133,7 @@ def big_ints():
     s = str(f)
     decimal.getcontext().prec = 300
     d = decimal.Decimal(2).sqrt() * decimal.Decimal(1).exp()
-    section("bigint", len(s), s[:20], s[-30:].rstrip("0") or "0", fib[-1] % 1000000007,
+    section("bigint", len(s), s[:20], s[-700:-680], fib[-1] % 1000000007,
             p % 999983, str(d)[:60])
 
 

@@ -46,9 +46,9 @@ static void test_known_slot_sizes(void **state)
     static const struct {
         size_t request, slot;
     } cases[] = {
-        {1, 16},       {16, 16},      {17, 32},      {255, 256},    {256, 256},
-        {257, 288},    {288, 288},    {289, 320},    {511, 512},    {512, 512},
-        {513, 576},    {1000, 1024},  {1025, 1152},  {4096, 4096},  {4097, 4608},
+        {1, 16},      {16, 16},       {17, 32},       {255, 256},     {256, 256},
+        {257, 288},   {288, 288},     {289, 320},     {511, 512},     {512, 512},
+        {513, 576},   {1000, 1024},   {1025, 1152},   {4096, 4096},   {4097, 4608},
         {9000, 9216}, {15000, 15360}, {16383, 16384}, {16384, 16384},
     };
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
@@ -124,8 +124,8 @@ static void test_span_holds_at_least_eight_slots(void **state)
 static void test_aligned_class_gives_aligned_slots(void **state)
 {
     (void)state;
-    static const size_t sizes[] = {0, 1, 15, 16, 17, 100, 255, 256, 257, 1000, 3000, 4096, 5000,
-                                   8191, 8192, 12000, 16383, 16384};
+    static const size_t sizes[] = {0,    1,    15,   16,   17,   100,  255,   256,   257,
+                                   1000, 3000, 4096, 5000, 8191, 8192, 12000, 16383, 16384};
     for (size_t align = 1; align <= HWT_SMALL_MAX; align *= 2) {
         for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
             size_t size = sizes[i];

@@ -1,0 +1,350 @@
+/* SPDX-License-Identifier: MIT */
+/* Page-backed objects: round trips, guard tails, lookups, sampling and reused mappings. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <errno.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "arch/mte.h"
+#include "heap.h"
+#include "init.h"
+#include "large.h"
+#include "options.h"
+#include "os.h"
+#include "sample.h"
+
+#define ALLOC_STACK 0xa11cu
+#define FREE_STACK 0xf7eeu
+
+static struct hwt_options saved_opts;
+
+static int setup(void **state)
+{
+    (void)state;
+    hwt_ensure_init();
+    saved_opts = hwt_opts;
+    hwt_opts.sample = 1;
+    hwt_sample_reset_thread();
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    hwt_opts = saved_opts;
+    hwt_sample_reset_thread();
+    return 0;
+}
+
+static size_t round_up(size_t v, size_t a)
+{
+    return (v + a - 1) / a * a;
+}
+
+static struct hwt_large *checked(const void *p)
+{
+    struct hwt_large *l = NULL;
+    assert_int_equal(hwt_large_check(p, &l), HWT_FREE_OK);
+    assert_non_null(l);
+    return l;
+}
+
+static void test_round_trip(void **state)
+{
+    (void)state;
+    const size_t size = 100001;
+    unsigned char *p = hwt_large_alloc(size, 16, false, ALLOC_STACK);
+    assert_non_null(p);
+    uintptr_t start = mte_untag(p);
+    assert_int_equal(start % hwt_page_size, 0);
+    memset(p, 0x3c, size);
+    assert_int_equal(p[0], 0x3c);
+    assert_int_equal(p[size - 1], 0x3c);
+
+    struct hwt_large *l = checked(p);
+    assert_int_equal(hwt_large_usable(l), 100016);
+    if (hwt_mte_active) {
+        unsigned tag = mte_ptr_tag(p);
+        assert_true(tag != HWT_TAG_UNTAGGED && tag != HWT_TAG_FREE);
+        assert_int_equal(mte_load_tag(start), tag);
+        assert_int_equal(mte_load_tag(start + 100000), tag);
+        assert_int_equal(mte_load_tag(start + 100016), HWT_TAG_FREE);
+    }
+
+    hwt_large_free(l, FREE_STACK);
+    struct hwt_large *again = NULL;
+    assert_int_equal(hwt_large_check(p, &again), HWT_FREE_DOUBLE);
+    assert_ptr_equal(again, l);
+    if (hwt_mte_active)
+        assert_int_equal(mte_load_tag(start), HWT_TAG_FREE);
+}
+
+static void test_page_multiple_keeps_a_guard(void **state)
+{
+    (void)state;
+    const size_t size = 16 * hwt_page_size;
+    void *p = hwt_large_alloc(size, 16, true, ALLOC_STACK);
+    assert_non_null(p);
+    uintptr_t start = mte_untag(p);
+    struct hwt_object o;
+    assert_true(hwt_heap_lookup(start + size, &o));
+    assert_int_equal(o.start, start);
+    assert_true(o.region_size >= size + 16);
+    if (hwt_mte_active)
+        assert_int_equal(mte_load_tag(start + size), HWT_TAG_FREE);
+    hwt_large_free(checked(p), FREE_STACK);
+}
+
+static void test_lookup_describes_live_and_freed(void **state)
+{
+    (void)state;
+    const size_t size = 70000;
+    void *p = hwt_large_alloc(size, 16, false, ALLOC_STACK);
+    assert_non_null(p);
+    uintptr_t start = mte_untag(p);
+    struct hwt_object o;
+    memset(&o, 0xff, sizeof(o));
+    assert_true(hwt_heap_lookup(start + 1234, &o));
+    assert_int_equal(o.start, start);
+    assert_int_equal(o.requested, size);
+    assert_int_equal(o.size, round_up(size, 16));
+    assert_int_equal(o.class_size, 0);
+    assert_true(o.region_size >= round_up(size, 16) + 16);
+    assert_int_equal(o.tag, mte_ptr_tag(p));
+    assert_true(o.large);
+    assert_true(o.live);
+    assert_true(o.ever_used);
+    assert_true(o.sampled);
+    assert_int_equal(o.alloc_stack, ALLOC_STACK);
+    assert_int_equal(o.free_stack, 0);
+
+    /* the guard tail after the object belongs to it too */
+    struct hwt_object g;
+    assert_true(hwt_heap_lookup(start + round_up(size, 16), &g));
+    assert_int_equal(g.start, start);
+    assert_true(g.large);
+    assert_true(hwt_heap_lookup(start + o.region_size - 1, &g));
+    assert_int_equal(g.start, start);
+    assert_int_equal(g.requested, size);
+    /* and so does the guard below it */
+    assert_true(hwt_heap_lookup(start - 16, &g));
+    assert_int_equal(g.start, start);
+    if (hwt_mte_active)
+        assert_int_equal(mte_load_tag(start - 16), HWT_TAG_FREE);
+
+    hwt_large_free(checked(p), FREE_STACK);
+    memset(&o, 0xff, sizeof(o));
+    assert_true(hwt_heap_lookup(start + 10, &o));
+    assert_int_equal(o.start, start);
+    assert_int_equal(o.requested, size);
+    assert_true(o.large);
+    assert_false(o.live);
+    assert_true(o.ever_used);
+    assert_int_equal(o.alloc_stack, ALLOC_STACK);
+    assert_int_equal(o.free_stack, FREE_STACK);
+}
+
+static void test_check_rejects_pointers_it_does_not_own(void **state)
+{
+    (void)state;
+    unsigned char *p = hwt_large_alloc(40000, 16, false, ALLOC_STACK);
+    assert_non_null(p);
+    struct hwt_large *l;
+    assert_int_equal(hwt_large_check(p + 16, &l), HWT_FREE_NOT_OURS);
+    assert_int_equal(hwt_large_check(p + hwt_page_size, &l), HWT_FREE_NOT_OURS);
+    int local;
+    assert_int_equal(hwt_large_check(&local, &l), HWT_FREE_NOT_OURS);
+    hwt_large_free(checked(p), FREE_STACK);
+}
+
+static void test_alignment_is_honoured(void **state)
+{
+    (void)state;
+    for (size_t align = hwt_page_size; align <= ((size_t)1 << 21); align *= 4) {
+        void *p = hwt_large_alloc(50000, align, true, ALLOC_STACK);
+        assert_non_null(p);
+        uintptr_t start = mte_untag(p);
+        if (start % align != 0)
+            fail_msg("start %#lx not aligned to %zu", (unsigned long)start, align);
+        struct hwt_object o;
+        assert_true(hwt_heap_lookup(start, &o));
+        assert_int_equal(o.start, start);
+        assert_true(o.region_size >= round_up(50000, 16) + 16);
+        memset(p, 1, 50000);
+        hwt_large_free(checked(p), FREE_STACK);
+    }
+}
+
+static void test_freed_mapping_is_reused_with_a_new_tag(void **state)
+{
+    (void)state;
+    /* a size no other test uses, so the cached mapping is the only candidate */
+    const size_t size = 3u << 20;
+    unsigned char *p = hwt_large_alloc(size, 16, false, ALLOC_STACK);
+    assert_non_null(p);
+    uintptr_t start = mte_untag(p);
+    memset(p, 0xcd, size);
+    hwt_large_free(checked(p), FREE_STACK);
+
+    unsigned char *q = hwt_large_alloc(size - 100, 16, true, ALLOC_STACK + 1);
+    assert_non_null(q);
+    assert_int_equal(mte_untag(q), start);
+    for (size_t i = 0; i < size - 100; i += 4093)
+        assert_int_equal(q[i], 0);
+    assert_int_equal(q[size - 101], 0);
+    struct hwt_large *l = checked(q);
+    assert_int_equal(hwt_large_usable(l), round_up(size - 100, 16));
+    struct hwt_object o;
+    assert_true(hwt_heap_lookup(start, &o));
+    assert_true(o.live);
+    assert_int_equal(o.requested, size - 100);
+    assert_int_equal(o.alloc_stack, ALLOC_STACK + 1);
+    assert_int_equal(o.free_stack, 0);
+    if (hwt_mte_active) {
+        /* the stale pointer has the old tag: freeing it is a double free */
+        assert_int_not_equal(mte_ptr_tag(q), mte_ptr_tag(p));
+        struct hwt_large *stale;
+        assert_int_equal(hwt_large_check(p, &stale), HWT_FREE_DOUBLE);
+        assert_int_equal(mte_load_tag(start + round_up(size - 100, 16)), HWT_TAG_FREE);
+    }
+    hwt_large_free(l, FREE_STACK);
+}
+
+static void test_sampling_leaves_the_skipped_untagged(void **state)
+{
+    (void)state;
+    hwt_opts.sample = 2;
+    hwt_opts.sample_order = 0;
+    hwt_sample_reset_thread();
+    void *p[4];
+    struct hwt_object o[4];
+    for (int i = 0; i < 4; i++) {
+        p[i] = hwt_large_alloc(20000, 16, false, ALLOC_STACK);
+        assert_non_null(p[i]);
+        assert_true(hwt_heap_lookup(mte_untag(p[i]), &o[i]));
+        assert_int_equal(o[i].sampled, i % 2 == 0);
+    }
+    if (hwt_mte_active) {
+        for (int i = 0; i < 4; i++) {
+            unsigned tag = mte_ptr_tag(p[i]);
+            if (i % 2 == 0)
+                assert_true(tag != HWT_TAG_UNTAGGED && tag != HWT_TAG_FREE);
+            else
+                assert_int_equal(tag, HWT_TAG_UNTAGGED);
+            assert_int_equal(mte_load_tag(mte_untag(p[i])), tag);
+        }
+    }
+    for (int i = 0; i < 4; i++)
+        hwt_large_free(checked(p[i]), FREE_STACK);
+}
+
+struct reuse_result {
+    int found;         /* a first mapping whose start lies deep inside it */
+    uintptr_t a_start; /* the aligned allocation that was freed */
+    size_t a_region;   /* bytes from its start to the end of its mapping */
+    uintptr_t b_start; /* the allocation that reused the cached mapping */
+    size_t b_region;   /* bytes from its start to the end of its mapping */
+    size_t b_usable;
+};
+
+/* In a child: frees a large allocation whose aligned start sits deep inside its mapping,
+ * then asks for an unaligned allocation that fits the mapping but not the room after
+ * that start. */
+static void reuse_child(int fd)
+{
+    struct reuse_result r = {0};
+    enum { TRIES = 64 };
+    void *held[TRIES];
+    unsigned n = 0;
+    const size_t align = (size_t)1 << 20;
+    const size_t a_size = 50000, b_size = 600000;
+    /* first use up any cached mapping a b_size request could take */
+    for (unsigned i = 0; i < 40; i++)
+        (void)hwt_large_alloc(b_size, 16, false, ALLOC_STACK);
+    for (; n < TRIES; n++) {
+        held[n] = hwt_large_alloc(a_size, align, false, ALLOC_STACK);
+        if (held[n] == NULL)
+            break;
+        struct hwt_object o;
+        if (!hwt_heap_lookup(mte_untag(held[n]), &o))
+            break;
+        if (o.region_size < b_size) {
+            r.found = 1;
+            r.a_start = o.start;
+            r.a_region = o.region_size;
+            break;
+        }
+    }
+    if (r.found) {
+        struct hwt_large *l;
+        if (hwt_large_check(held[n], &l) == HWT_FREE_OK)
+            hwt_large_free(l, FREE_STACK);
+        void *b = hwt_large_alloc(b_size, 16, false, ALLOC_STACK);
+        struct hwt_object o;
+        if (b != NULL && hwt_heap_lookup(mte_untag(b), &o)) {
+            r.b_start = o.start;
+            r.b_region = o.region_size;
+            r.b_usable = round_up(b_size, 16);
+        }
+    }
+    ssize_t w = write(fd, &r, sizeof(r));
+    _exit(w == (ssize_t)sizeof(r) ? 0 : 1);
+}
+
+static void test_reused_mapping_has_room_after_its_start(void **state)
+{
+    (void)state;
+    int fds[2];
+    assert_int_equal(pipe(fds), 0);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        close(fds[0]);
+        reuse_child(fds[1]);
+    }
+    close(fds[1]);
+    struct reuse_result r;
+    memset(&r, 0, sizeof(r));
+    ssize_t got;
+    do
+        got = read(fds[0], &r, sizeof(r));
+    while (got < 0 && errno == EINTR);
+    close(fds[0]);
+    int status = 0;
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+        fail_msg("child died (status %#x) reusing a cached mapping", status);
+    assert_int_equal(got, sizeof(r));
+    if (!r.found)
+        skip();
+    assert_int_not_equal(r.b_start, 0);
+    if (r.b_region < r.b_usable + 16)
+        fail_msg("reused mapping at %#lx (freed object was at %#lx with %zu bytes to its "
+                 "mapping's end) gives %zu bytes after the new start for a %zu-byte object",
+                 (unsigned long)r.b_start, (unsigned long)r.a_start, r.a_region, r.b_region,
+                 r.b_usable);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_round_trip, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_page_multiple_keeps_a_guard, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_lookup_describes_live_and_freed, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_check_rejects_pointers_it_does_not_own, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_alignment_is_honoured, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_freed_mapping_is_reused_with_a_new_tag, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_sampling_leaves_the_skipped_untagged, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_reused_mapping_has_room_after_its_start, setup,
+                                        teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,417 @@
+/* SPDX-License-Identifier: MIT */
+/* Slab slots: taking, preparing, checking, releasing and describing small objects. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <string.h>
+
+#include "arch/mte.h"
+#include "heap.h"
+#include "init.h"
+#include "os.h"
+#include "size_class.h"
+#include "slab.h"
+
+#define ALLOC_STACK 0x1234u
+#define FREE_STACK 0x5678u
+
+static int group_setup(void **state)
+{
+    (void)state;
+    hwt_ensure_init();
+    return 0;
+}
+
+/* In the slab heap: some span holds the address. */
+static bool in_heap(uintptr_t addr)
+{
+    return hwt_slab_span_of(addr) != NULL;
+}
+
+/* Largest power of two dividing x. */
+static size_t pow2_factor(size_t x)
+{
+    return x & (~x + 1);
+}
+
+static uintptr_t take_one(unsigned cls)
+{
+    uintptr_t addr = 0;
+    assert_int_equal(hwt_slab_take(cls, &addr, 1), 1);
+    return addr;
+}
+
+/* Takes a slot of the class of requested bytes and makes it live. */
+static void *new_object(size_t requested, uintptr_t *addr_out)
+{
+    uintptr_t addr = take_one(hwt_size_to_class(requested));
+    void *p = hwt_slab_prepare(addr, requested, false, ALLOC_STACK);
+    assert_non_null(p);
+    assert_int_equal(mte_untag(p), addr);
+    if (addr_out != NULL)
+        *addr_out = addr;
+    return p;
+}
+
+/* Frees a live object through check + release and gives the slot back. */
+static void free_object(void *p)
+{
+    struct hwt_span *s = NULL;
+    uint32_t idx = 0;
+    assert_int_equal(hwt_slab_check(p, &s, &idx), HWT_FREE_OK);
+    uintptr_t addr = hwt_slab_release(s, idx, FREE_STACK);
+    assert_int_equal(addr, mte_untag(p));
+    hwt_slab_give(s->cls, &addr, 1);
+}
+
+static void test_taken_slots_are_in_the_heap_and_slot_aligned(void **state)
+{
+    (void)state;
+    for (unsigned cls = 0; cls < HWT_NUM_CLASSES; cls++) {
+        size_t size = hwt_class_size(cls);
+        uintptr_t slots[16];
+        unsigned n = hwt_slab_take(cls, slots, 16);
+        assert_int_equal(n, 16);
+        for (unsigned i = 0; i < n; i++) {
+            assert_true(in_heap(slots[i]));
+            assert_true(in_heap(slots[i] + size - 1));
+            assert_int_equal(slots[i] % 16, 0);
+            assert_int_equal(slots[i] % pow2_factor(size), 0);
+            struct hwt_span *s = hwt_slab_span_of(slots[i]);
+            assert_non_null(s);
+            assert_int_equal(s->cls, cls);
+            assert_int_equal(s->slot_size, size);
+            assert_int_equal(s->base % s->span_size, 0);
+            assert_int_equal((slots[i] - s->base) % size, 0);
+            assert_true(slots[i] + size <= s->base + s->span_size);
+            /* slots never overlap */
+            for (unsigned j = 0; j < i; j++)
+                assert_true(slots[j] + size <= slots[i] || slots[i] + size <= slots[j]);
+        }
+        hwt_slab_give(cls, slots, n);
+    }
+}
+
+static void test_slots_span_more_than_one_span(void **state)
+{
+    (void)state;
+    unsigned cls = hwt_size_to_class(4000);
+    size_t size = hwt_class_size(cls);
+    unsigned per_span = (unsigned)(hwt_class_span_size(cls) / size);
+    enum { MAX = 256 };
+    assert_true(2 * per_span + 1 <= MAX);
+    uintptr_t slots[MAX];
+    unsigned n = 2 * per_span + 1;
+    for (unsigned i = 0; i < n; i++)
+        slots[i] = take_one(cls);
+    for (unsigned i = 0; i < n; i++) {
+        assert_true(in_heap(slots[i]));
+        for (unsigned j = 0; j < i; j++)
+            assert_true(slots[j] + size <= slots[i] || slots[i] + size <= slots[j]);
+    }
+    hwt_slab_give(cls, slots, n);
+    /* every span is now empty: one kept, the others released; taking again works */
+    for (unsigned i = 0; i < n; i++) {
+        slots[i] = take_one(cls);
+        assert_true(in_heap(slots[i]));
+        if (hwt_mte_active)
+            assert_int_equal(mte_load_tag(slots[i]), HWT_TAG_FREE);
+    }
+    for (unsigned i = 0; i < n; i++) {
+        void *p = hwt_slab_prepare(slots[i], size, true, ALLOC_STACK);
+        unsigned char *b = p;
+        for (size_t k = 0; k < size; k++)
+            assert_int_equal(b[k], 0);
+        memset(p, 0x5a, size);
+        free_object(p);
+    }
+}
+
+static void test_aligned_classes_give_aligned_slots(void **state)
+{
+    (void)state;
+    for (size_t align = 16; align <= HWT_SMALL_MAX; align *= 2) {
+        unsigned cls = hwt_size_to_class_aligned(100, align);
+        assert_true(cls < HWT_NUM_CLASSES);
+        uintptr_t slots[9];
+        unsigned n = hwt_slab_take(cls, slots, 9);
+        assert_int_equal(n, 9);
+        for (unsigned i = 0; i < n; i++) {
+            assert_true(in_heap(slots[i]));
+            if (slots[i] % align != 0)
+                fail_msg("class %u slot %#lx not aligned to %zu", cls, (unsigned long)slots[i],
+                         align);
+        }
+        hwt_slab_give(cls, slots, n);
+    }
+}
+
+static void test_prepared_object_is_usable_and_live(void **state)
+{
+    (void)state;
+    uintptr_t addr;
+    unsigned char *p = new_object(100, &addr);
+    memset(p, 0xab, 100);
+    for (size_t i = 0; i < 100; i++)
+        assert_int_equal(p[i], 0xab);
+
+    struct hwt_span *s = NULL;
+    uint32_t idx = UINT32_MAX;
+    assert_int_equal(hwt_slab_check(p, &s, &idx), HWT_FREE_OK);
+    assert_ptr_equal(s, hwt_slab_span_of(addr));
+    assert_int_equal(idx, (addr - s->base) / s->slot_size);
+    assert_int_equal(hwt_slab_usable(s, idx), 112);
+
+    if (hwt_mte_active) {
+        unsigned tag = mte_ptr_tag(p);
+        assert_true(tag != HWT_TAG_UNTAGGED && tag != HWT_TAG_FREE);
+        for (size_t off = 0; off < 112; off += 16)
+            assert_int_equal(mte_load_tag(addr + off), tag);
+        /* the slot's tail past the requested size stays free-tagged */
+        assert_int_equal(mte_load_tag(addr + 112), HWT_TAG_FREE);
+    } else {
+        assert_int_equal(mte_ptr_tag(p), HWT_TAG_UNTAGGED);
+    }
+    free_object(p);
+}
+
+static void test_zeroing_prepare_clears_old_contents(void **state)
+{
+    (void)state;
+    uintptr_t addr;
+    unsigned char *p = new_object(200, &addr);
+    memset(p, 0xee, 200);
+    struct hwt_span *s;
+    uint32_t idx;
+    assert_int_equal(hwt_slab_check(p, &s, &idx), HWT_FREE_OK);
+    assert_int_equal(hwt_slab_release(s, idx, FREE_STACK), addr);
+    /* the thread cache reuses a released slot directly */
+    unsigned char *q = hwt_slab_prepare(addr, 200, true, ALLOC_STACK);
+    assert_int_equal(mte_untag(q), addr);
+    for (size_t i = 0; i < 200; i++)
+        assert_int_equal(q[i], 0);
+    free_object(q);
+}
+
+static void test_interior_pointer_is_invalid(void **state)
+{
+    (void)state;
+    unsigned char *p = new_object(64, NULL);
+    struct hwt_span *s;
+    uint32_t idx;
+    assert_int_equal(hwt_slab_check(p + 16, &s, &idx), HWT_FREE_INVALID);
+    assert_int_equal(hwt_slab_check(p + 1, &s, &idx), HWT_FREE_INVALID);
+    assert_int_equal(hwt_slab_check(p + 63, &s, &idx), HWT_FREE_INVALID);
+    assert_int_equal(hwt_slab_check(p, &s, &idx), HWT_FREE_OK);
+    free_object(p);
+}
+
+static void test_released_pointer_is_a_double_free(void **state)
+{
+    (void)state;
+    uintptr_t addr;
+    void *p = new_object(48, &addr);
+    struct hwt_span *s;
+    uint32_t idx;
+    assert_int_equal(hwt_slab_check(p, &s, &idx), HWT_FREE_OK);
+    assert_int_equal(hwt_slab_release(s, idx, FREE_STACK), addr);
+    assert_int_equal(hwt_slab_check(p, &s, &idx), HWT_FREE_DOUBLE);
+    /* a second release of the same slot loses */
+    assert_int_equal(hwt_slab_release(s, idx, FREE_STACK), 0);
+    if (hwt_mte_active)
+        assert_int_equal(mte_load_tag(addr), HWT_TAG_FREE);
+    hwt_slab_give(s->cls, &addr, 1);
+    /* still a double free once the slot is back in its span */
+    assert_int_equal(hwt_slab_check(p, &s, &idx), HWT_FREE_DOUBLE);
+}
+
+static void test_never_used_slot_is_invalid(void **state)
+{
+    (void)state;
+    /* 12 KiB objects: no other test uses this class */
+    unsigned cls = hwt_size_to_class(12 * 1024);
+    uintptr_t addr = take_one(cls);
+    struct hwt_span *s;
+    uint32_t idx;
+    assert_int_equal(hwt_slab_check((void *)addr, &s, &idx), HWT_FREE_INVALID);
+    hwt_slab_give(cls, &addr, 1);
+}
+
+static void test_pointers_outside_the_heap_are_not_ours(void **state)
+{
+    (void)state;
+    int local = 0;
+    static int global;
+    struct hwt_span *s;
+    uint32_t idx;
+    assert_int_equal(hwt_slab_check(&local, &s, &idx), HWT_FREE_NOT_OURS);
+    assert_int_equal(hwt_slab_check(&global, &s, &idx), HWT_FREE_NOT_OURS);
+    assert_int_equal(hwt_slab_check(NULL, &s, &idx), HWT_FREE_NOT_OURS);
+    assert_int_equal(hwt_slab_check((void *)UINTPTR_MAX, &s, &idx), HWT_FREE_NOT_OURS);
+    struct hwt_object o;
+    assert_false(hwt_heap_lookup((uintptr_t)&local, &o));
+    assert_false(hwt_heap_lookup((uintptr_t)&global, &o));
+    assert_null(hwt_slab_span_of((uintptr_t)&local));
+}
+
+static void test_span_tail_past_the_last_slot_is_invalid(void **state)
+{
+    (void)state;
+    /* 48-byte slots do not divide a span: the bytes after the last slot hold no object */
+    unsigned cls = hwt_size_to_class(48);
+    uintptr_t addr = take_one(cls);
+    struct hwt_span *span = hwt_slab_span_of(addr);
+    assert_non_null(span);
+    size_t slot = hwt_class_size(cls);
+    assert_int_equal(slot, 48);
+    assert_int_not_equal(span->span_size % slot, 0);
+    uintptr_t tail = span->base + (span->span_size / slot) * slot;
+    assert_int_equal(tail % 16, 0);
+    struct hwt_span *s;
+    uint32_t idx;
+    assert_int_equal(hwt_slab_check((void *)tail, &s, &idx), HWT_FREE_INVALID);
+    struct hwt_object o;
+    assert_false(hwt_heap_lookup(tail, &o));
+    hwt_slab_give(cls, &addr, 1);
+}
+
+static void test_lookup_describes_live_and_freed_objects(void **state)
+{
+    (void)state;
+    uintptr_t addr;
+    void *p = new_object(300, &addr);
+    size_t cls_size = hwt_class_size(hwt_size_to_class(300));
+    assert_int_equal(cls_size, 320);
+
+    struct hwt_object o;
+    memset(&o, 0xff, sizeof(o));
+    assert_true(hwt_heap_lookup(addr + 37, &o));
+    assert_int_equal(o.start, addr);
+    assert_int_equal(o.requested, 300);
+    assert_int_equal(o.size, 304);
+    assert_int_equal(o.class_size, 320);
+    assert_int_equal(o.region_size, 320);
+    assert_int_equal(o.tag, mte_ptr_tag(p));
+    assert_false(o.large);
+    assert_true(o.live);
+    assert_true(o.ever_used);
+    assert_true(o.sampled);
+    assert_int_equal(o.alloc_stack, ALLOC_STACK);
+    assert_int_equal(o.free_stack, 0);
+
+    /* the last byte of the slot, past the requested size, still belongs to it */
+    assert_true(hwt_heap_lookup(addr + cls_size - 1, &o));
+    assert_int_equal(o.start, addr);
+
+    unsigned live_tag = mte_ptr_tag(p);
+    struct hwt_span *s;
+    uint32_t idx;
+    assert_int_equal(hwt_slab_check(p, &s, &idx), HWT_FREE_OK);
+    assert_int_equal(hwt_slab_release(s, idx, FREE_STACK), addr);
+    memset(&o, 0xff, sizeof(o));
+    assert_true(hwt_heap_lookup(addr + 299, &o));
+    assert_int_equal(o.start, addr);
+    assert_int_equal(o.requested, 300);
+    assert_int_equal(o.class_size, 320);
+    assert_int_equal(o.tag, live_tag);
+    assert_false(o.large);
+    assert_false(o.live);
+    assert_true(o.ever_used);
+    assert_int_equal(o.alloc_stack, ALLOC_STACK);
+    assert_int_equal(o.free_stack, FREE_STACK);
+    hwt_slab_give(s->cls, &addr, 1);
+}
+
+static void test_lookup_neighbor_walks_the_span(void **state)
+{
+    (void)state;
+    /* 7 KiB objects: no other test uses this class */
+    unsigned cls = hwt_size_to_class(7 * 1024);
+    size_t size = hwt_class_size(cls);
+    uintptr_t a = take_one(cls);
+    struct hwt_span *s = hwt_slab_span_of(a);
+    uint32_t idx = (uint32_t)((a - s->base) / size);
+    struct hwt_object o;
+    if (idx + 1 < s->nslots) {
+        assert_true(hwt_heap_lookup_neighbor(a, 1, &o));
+        assert_int_equal(o.start, a + size);
+    }
+    if (idx > 0) {
+        assert_true(hwt_heap_lookup_neighbor(a, -1, &o));
+        assert_int_equal(o.start, a - size);
+    }
+    assert_false(hwt_heap_lookup_neighbor(a, -(long)idx - 1, &o));
+    assert_false(hwt_heap_lookup_neighbor(a, (long)(s->nslots - idx), &o));
+    hwt_slab_give(cls, &a, 1);
+}
+
+static void test_neighbours_get_different_tags(void **state)
+{
+    (void)state;
+    if (!hwt_mte_active)
+        skip();
+    unsigned cls = hwt_size_to_class(32);
+    enum { N = 64 };
+    uintptr_t slots[N];
+    void *ptrs[N];
+    assert_int_equal(hwt_slab_take(cls, slots, N), N);
+    for (unsigned i = 0; i < N; i++)
+        ptrs[i] = hwt_slab_prepare(slots[i], 32, false, ALLOC_STACK);
+    for (unsigned i = 0; i < N; i++) {
+        unsigned tag = mte_ptr_tag(ptrs[i]);
+        assert_true(tag != HWT_TAG_UNTAGGED && tag != HWT_TAG_FREE);
+        for (unsigned j = 0; j < N; j++) {
+            if (slots[j] == slots[i] + 32 || slots[j] + 32 == slots[i])
+                assert_int_not_equal(tag, mte_ptr_tag(ptrs[j]));
+        }
+    }
+    for (unsigned i = 0; i < N; i++)
+        free_object(ptrs[i]);
+}
+
+static void test_reused_slot_never_gets_its_old_tag(void **state)
+{
+    (void)state;
+    if (!hwt_mte_active)
+        skip();
+    uintptr_t addr;
+    void *p = new_object(80, &addr);
+    for (int round = 0; round < 50; round++) {
+        struct hwt_span *s;
+        uint32_t idx;
+        assert_int_equal(hwt_slab_check(p, &s, &idx), HWT_FREE_OK);
+        assert_int_equal(hwt_slab_release(s, idx, FREE_STACK), addr);
+        void *q = hwt_slab_prepare(addr, 80, false, ALLOC_STACK);
+        assert_int_equal(mte_untag(q), addr);
+        assert_int_not_equal(mte_ptr_tag(q), mte_ptr_tag(p));
+        /* the stale pointer to the reused slot is a double free, the new one is fine */
+        assert_int_equal(hwt_slab_check(p, &s, &idx), HWT_FREE_DOUBLE);
+        assert_int_equal(hwt_slab_check(q, &s, &idx), HWT_FREE_OK);
+        p = q;
+    }
+    free_object(p);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_taken_slots_are_in_the_heap_and_slot_aligned),
+        cmocka_unit_test(test_slots_span_more_than_one_span),
+        cmocka_unit_test(test_aligned_classes_give_aligned_slots),
+        cmocka_unit_test(test_prepared_object_is_usable_and_live),
+        cmocka_unit_test(test_zeroing_prepare_clears_old_contents),
+        cmocka_unit_test(test_interior_pointer_is_invalid),
+        cmocka_unit_test(test_released_pointer_is_a_double_free),
+        cmocka_unit_test(test_never_used_slot_is_invalid),
+        cmocka_unit_test(test_pointers_outside_the_heap_are_not_ours),
+        cmocka_unit_test(test_span_tail_past_the_last_slot_is_invalid),
+        cmocka_unit_test(test_lookup_describes_live_and_freed_objects),
+        cmocka_unit_test(test_lookup_neighbor_walks_the_span),
+        cmocka_unit_test(test_neighbours_get_different_tags),
+        cmocka_unit_test(test_reused_slot_never_gets_its_old_tag),
+    };
+    return cmocka_run_group_tests(tests, group_setup, NULL);
+}
