@@ -5,7 +5,7 @@
 # libraries the guest runs against. Idempotent and quiet when all is there.
 set -euo pipefail
 
-host_pkgs=(cmake gcc make pkg-config qemu-user gcc-aarch64-linux-gnu
+host_pkgs=(cmake gcc g++ make pkg-config qemu-user gcc-aarch64-linux-gnu g++-aarch64-linux-gnu
     libcmocka-dev clang-format gnuplot-nox binutils-aarch64-linux-gnu file)
 arm64_pkgs=(libc6:arm64 libc6-dev:arm64 libcmocka0:arm64 libcmocka-dev:arm64
     libunwind8:arm64 libunwind-dev:arm64 libgcc-s1:arm64 libstdc++6:arm64
