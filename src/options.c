@@ -70,8 +70,9 @@ static void say(const char *const parts[6])
     const char *prefix = "hwtag: ";
     for (int i = -1; i < 6; i++) {
         const char *p = i < 0 ? prefix : parts[i];
+        /* control characters in a value would split the line: show them as '?' */
         for (; p != NULL && *p != '\0' && n < sizeof(line) - 2; p++)
-            line[n++] = *p;
+            line[n++] = (unsigned char)*p < ' ' || *p == 0x7f ? '?' : *p;
     }
     line[n++] = '\n';
     hwt_os_write_all(2, line, n);

@@ -22,7 +22,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 #define CHECK(cond)                                                                                \
     do {                                                                                           \
         if (!(cond)) {                                                                             \
-            fprintf(stderr, "fuzz_options: check failed: %s (%s:%d)\n", #cond, __FILE__,          \
+            fprintf(stderr, "fuzz_options: check failed: %s (%s:%d)\n", #cond, __FILE__,           \
                     __LINE__);                                                                     \
             abort();                                                                               \
         }                                                                                          \

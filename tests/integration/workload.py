@@ -8,7 +8,8 @@ Every line printed is a pure function of the code below: fixed seeds, no
 addresses, no timings, no iteration over hash-ordered sets. Sizes are chosen
 to churn tens of MB through the allocator in ~10-20 s under qemu.
 
-Usage: python3 workload.py [SCALE]   (SCALE defaults to 1; larger is longer)
+Usage: python3 workload.py [SCALE]   (a factor on the loop sizes, default 1.0;
+       run_program.sh uses a smaller one, as tagging is slow under qemu)
 """
 
 import bisect
@@ -19,14 +20,21 @@ import heapq
 import io
 import itertools
 import json
+import os
 import random
 import re
 import sqlite3
 import struct
 import sys
+import time
 import zlib
 
-SCALE = int(sys.argv[1]) if len(sys.argv) > 1 else 1
+SCALE = float(sys.argv[1]) if len(sys.argv) > 1 else 1.0
+
+
+def scaled(n):
+    """n scaled by SCALE, at least 1."""
+    return max(1, int(n * SCALE))
 
 
 def digest(obj):
@@ -42,7 +50,7 @@ def section(name, *values):
 def dicts_and_lists(rng):
     # Many small dicts and lists of varying size: the small size classes.
     records = []
-    for i in range(30000 * SCALE):
+    for i in range(scaled(30000)):
         rec = {"id": i, "name": f"user{i:06d}", "tags": [rng.randrange(100) for _ in range(i % 7)]}
         if i % 3 == 0:
             rec["extra"] = {"k" + str(j): j * i for j in range(i % 11)}
@@ -63,7 +71,7 @@ def dicts_and_lists(rng):
 def strings(rng):
     # String building, splitting, joining, formatting and slicing.
     words = ["".join(chr(97 + rng.randrange(26)) for _ in range(rng.randrange(1, 12)))
-             for _ in range(20000 * SCALE)]
+             for _ in range(scaled(20000))]
     text = " ".join(words)
     parts = text.split(" ")
     upper = [w.upper() for w in parts if len(w) > 4]
@@ -85,7 +93,7 @@ def json_round_trip(rng):
         "items": [
             {"id": i, "price": round(rng.uniform(0, 1000), 2), "name": "item-%d" % i,
              "dims": [rng.randrange(1000) for _ in range(5)], "ok": bool(i & 1), "none": None}
-            for i in range(8000 * SCALE)
+            for i in range(scaled(8000))
         ],
         "meta": {"unicode": "h\u00e9llo w\u00f6rld \u2603 \U0001f600", "nested": [[[[1, 2], [3]]]]},
     }
@@ -109,7 +117,7 @@ def regexes(text):
 
 
 def sorting(rng):
-    nums = [rng.randrange(10**9) for _ in range(100000 * SCALE)]
+    nums = [rng.randrange(10**9) for _ in range(scaled(100000))]
     tuples = sorted(((n % 1000, -n, str(n)) for n in nums), key=lambda t: (t[0], t[2]))
     heap = []
     for n in nums[:20000]:
@@ -142,7 +150,7 @@ def sqlite_module(rng):
     cur = con.cursor()
     cur.execute("CREATE TABLE t (id INTEGER PRIMARY KEY, grp INTEGER, name TEXT, val REAL, blob BLOB)")
     rows = [(i, i % 37, f"name{i}", (i * 7919) % 1000 / 7.0, bytes(range(i % 200)))
-            for i in range(20000 * SCALE)]
+            for i in range(scaled(20000))]
     cur.executemany("INSERT INTO t VALUES (?, ?, ?, ?, ?)", rows)
     cur.execute("CREATE INDEX t_grp ON t(grp, val)")
     con.commit()
@@ -160,7 +168,7 @@ def sqlite_module(rng):
 
 def compression(rng):
     chunks = []
-    for i in range(200 * SCALE):
+    for i in range(scaled(200)):
         n = 1000 + (i * 997) % 20000
         chunks.append(bytes(rng.getrandbits(8) & 0x3F for _ in range(n // 8)) * 8)
     blob = b"".join(chunks)
@@ -202,7 +210,7 @@ def generators_and_classes(rng):
 
     root = Node(0)
     nodes = [root]
-    for i in range(1, 30000 * SCALE):
+    for i in range(1, scaled(30000)):
         n = Node(i)
         nodes[rng.randrange(len(nodes))].children.append(n)
         nodes.append(n)
@@ -220,16 +228,29 @@ def generators_and_classes(rng):
 
 def main():
     rng = random.Random(20240229)
-    dicts_and_lists(rng)
-    text = strings(rng)
-    json_round_trip(rng)
-    regexes(text)
-    sorting(rng)
-    big_ints()
-    sqlite_module(rng)
-    compression(rng)
-    large_blocks(rng)
-    generators_and_classes(rng)
+    steps = [
+        lambda: dicts_and_lists(rng),
+        lambda: strings(rng),
+        lambda: json_round_trip(rng),
+        lambda: regexes(text),
+        lambda: sorting(rng),
+        big_ints,
+        lambda: sqlite_module(rng),
+        lambda: compression(rng),
+        lambda: large_blocks(rng),
+        lambda: generators_and_classes(rng),
+    ]
+    # WORKLOAD_TIMING=1 prints each step's time on stderr (for sizing the
+    # steps; the tests leave it unset, as times differ run to run).
+    timing = os.environ.get("WORKLOAD_TIMING") == "1"
+    text = None
+    for step in steps:
+        t0 = time.monotonic()
+        result = step()
+        if result is not None:
+            text = result
+        if timing:
+            print(f"  {time.monotonic() - t0:7.2f} s", file=sys.stderr, flush=True)
     section("done", "ok")
 
 

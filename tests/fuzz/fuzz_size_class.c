@@ -1,0 +1,164 @@
+/* SPDX-License-Identifier: MIT */
+/* Fuzzes the size-class math: fit, minimality, monotonicity, alignment, no overflow. */
+#include <dirent.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "init.h"
+#include "os.h"
+#include "size_class.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+#define CHECK(cond, v)                                                                             \
+    do {                                                                                           \
+        if (!(cond)) {                                                                             \
+            fprintf(stderr, "fuzz_size_class: check failed for %#llx: %s (%s:%d)\n",               \
+                    (unsigned long long)(v), #cond, __FILE__, __LINE__);                           \
+            abort();                                                                               \
+        }                                                                                          \
+    } while (0)
+
+/* The slot size a request of n bytes (1 <= n <= 16384) should get, from the documented
+ * table: 16-byte steps up to 256, then eight equal steps per doubling. */
+static size_t model_slot_size(size_t n)
+{
+    if (n <= 256)
+        return (n + 15) / 16 * 16;
+    size_t lo = 256;
+    while (lo * 2 < n)
+        lo *= 2;
+    size_t step = lo / 8;
+    return (n + step - 1) / step * step;
+}
+
+static void check_size(size_t n)
+{
+    unsigned cls = hwt_size_to_class(n);
+    CHECK(cls < HWT_NUM_CLASSES, n);
+    size_t slot = hwt_class_size(cls);
+    CHECK(slot >= n, n);
+    CHECK(slot % 16 == 0, n);
+    CHECK(slot == model_slot_size(n), n);
+    CHECK(n > 256 ? slot - n <= n / 8 : slot - n < 16, n);
+    /* the smallest class that fits */
+    CHECK(cls == 0 || hwt_class_size(cls - 1) < n, n);
+    /* monotonic around n */
+    if (n > 1)
+        CHECK(hwt_size_to_class(n - 1) <= cls, n);
+    if (n < HWT_SMALL_MAX)
+        CHECK(hwt_size_to_class(n + 1) >= cls && hwt_size_to_class(n + 1) <= cls + 1, n);
+    size_t span = hwt_class_span_size(cls);
+    CHECK((span & (span - 1)) == 0 && span >= hwt_page_size && span / slot >= 8, n);
+}
+
+static void check_aligned(size_t n, size_t align)
+{
+    unsigned cls = hwt_size_to_class_aligned(n, align);
+    if (n > HWT_SMALL_MAX || align > HWT_SMALL_MAX) {
+        CHECK(cls == HWT_NUM_CLASSES, n);
+        return;
+    }
+    /* the largest class is a multiple of every power of two up to itself */
+    CHECK(cls < HWT_NUM_CLASSES, n);
+    size_t slot = hwt_class_size(cls);
+    CHECK(slot >= n && slot >= align && slot % align == 0, n);
+    for (unsigned c = 0; c < cls; c++) {
+        size_t s = hwt_class_size(c);
+        CHECK(s < n || s < align || s % align != 0, n);
+    }
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    hwt_ensure_init();
+    /* each record: 8 bytes of size, 1 byte of alignment exponent */
+    for (size_t off = 0; off + 9 <= size; off += 9) {
+        uint64_t raw;
+        memcpy(&raw, data + off, sizeof(raw));
+        size_t align = (size_t)1 << (data[off + 8] % 64);
+        check_aligned((size_t)raw, align);
+        check_aligned(SIZE_MAX - (size_t)(raw & 0xffff), align);
+        size_t n = (size_t)(raw % HWT_SMALL_MAX) + 1;
+        check_size(n);
+        check_aligned(n, align);
+    }
+    return 0;
+}
+
+#ifndef HWTAG_LIBFUZZER
+static int run_file(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    if (f == NULL) {
+        perror(path);
+        return -1;
+    }
+    size_t cap = 1 << 16, len = 0;
+    uint8_t *data = malloc(cap);
+    CHECK(data != NULL, 0);
+    size_t got;
+    while ((got = fread(data + len, 1, cap - len, f)) > 0) {
+        len += got;
+        if (len == cap) {
+            cap *= 2;
+            data = realloc(data, cap);
+            CHECK(data != NULL, cap);
+        }
+    }
+    fclose(f);
+    LLVMFuzzerTestOneInput(data, len);
+    free(data);
+    return 0;
+}
+
+/* Replays every file of the corpus directory argv[1] (or the files given), then every
+ * small size once. */
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        fprintf(stderr, "usage: %s corpus-dir|file...\n", argv[0]);
+        return 2;
+    }
+    unsigned runs = 0;
+    for (int a = 1; a < argc; a++) {
+        struct stat st;
+        if (stat(argv[a], &st) != 0) {
+            perror(argv[a]);
+            return 1;
+        }
+        if (!S_ISDIR(st.st_mode)) {
+            if (run_file(argv[a]) != 0)
+                return 1;
+            runs++;
+            continue;
+        }
+        DIR *dir = opendir(argv[a]);
+        if (dir == NULL) {
+            perror(argv[a]);
+            return 1;
+        }
+        struct dirent *e;
+        while ((e = readdir(dir)) != NULL) {
+            char path[4096];
+            snprintf(path, sizeof(path), "%s/%s", argv[a], e->d_name);
+            if (stat(path, &st) != 0 || !S_ISREG(st.st_mode))
+                continue;
+            if (run_file(path) != 0) {
+                closedir(dir);
+                return 1;
+            }
+            runs++;
+        }
+        closedir(dir);
+    }
+    for (size_t n = 1; n <= HWT_SMALL_MAX; n++)
+        check_size(n);
+    printf("fuzz_size_class: %u inputs replayed\n", runs);
+    return runs > 0 ? 0 : 1;
+}
+#endif
