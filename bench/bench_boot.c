@@ -26,8 +26,8 @@ static const struct {
     unsigned permille;
     size_t lo, hi;
 } size_mix[] = {
-    {560, 16, 64}, {250, 65, 256}, {120, 257, 1024}, {52, 1025, 4096},
-    {16, 4097, 32767}, {2, 32768, 512 << 10},
+    {560, 16, 64},    {250, 65, 256},    {120, 257, 1024},
+    {52, 1025, 4096}, {16, 4097, 32767}, {2, 32768, 512 << 10},
 };
 
 /* Lifetimes in allocation ticks: temporaries, short, medium, and the rest lives past boot. */
@@ -113,8 +113,7 @@ static size_t pick_size(uint64_t *s, int *buffer)
 static uint64_t pick_life(uint64_t *s, int buffer)
 {
     if (buffer)
-        return (bench_rand(s) % 1000 < LARGE_PERMANENT_PERMILLE) ? 0
-                                                                  : bench_range(s, 1, 256);
+        return (bench_rand(s) % 1000 < LARGE_PERMANENT_PERMILLE) ? 0 : bench_range(s, 1, 256);
     unsigned r = (unsigned)(bench_rand(s) % 1000), acc = 0;
     for (size_t i = 0; i < sizeof(life_mix) / sizeof(life_mix[0]); i++) {
         acc += life_mix[i].permille;

@@ -91,8 +91,7 @@ int main(int argc, char **argv)
         else
             usage();
     }
-    if (min < 1 || max < min || threads < 1 || threads > MICRO_MAX_THREADS || slots < 1 ||
-        ops < 1)
+    if (min < 1 || max < min || threads < 1 || threads > MICRO_MAX_THREADS || slots < 1 || ops < 1)
         usage();
     struct micro_arg arg[MICRO_MAX_THREADS];
     pthread_t tid[MICRO_MAX_THREADS];

@@ -1,6 +1,8 @@
 # SPDX-License-Identifier: MIT
 # Plots of bench/run.py's data files. Called once per plot:
-#   gnuplot -e "which='overview'; datadir='results/raw'; outfile='results/overview.png'" bench/plot.gp
+#   gnuplot -e "which='overview'; datadir='results/raw'; outfile='results/overview.png'; ncol=7" \
+#       bench/plot.gp
+# (ncol = number of columns of the data file, counted by run.py from its header line).
 # which: overview (speed relative to clean glibc), memory (heap + shadow after boot),
 #        sizes (micro throughput by size), sweep (HWTAG_SAMPLE sweep on the loopback workload).
 
@@ -19,8 +21,6 @@ if (which eq 'overview') {
     set xtics rotate by -30
     set yrange [0:*]
     set ylabel "speed / clean"
-    stats datadir.'/overview.dat' skip 1 nooutput
-    ncol = STATS_columns
     plot for [i=2:ncol] datadir.'/overview.dat' using i:xtic(1) title columnhead(i), \
          1 with lines dt 2 lc rgb "black" notitle
 }
@@ -34,7 +34,7 @@ if (which eq 'memory') {
     set xtics rotate by -30
     set yrange [0:*]
     set ylabel "KiB"
-    plot datadir.'/memory.dat' using 2:xtic(1) title "heap", '' using 3 title "shadow"
+    plot datadir.'/memory.dat' skip 1 using 2:xtic(1) title "heap", '' skip 1 using 3 title "shadow"
 }
 
 if (which eq 'sizes') {
@@ -43,8 +43,6 @@ if (which eq 'sizes') {
     set logscale y
     set xlabel "allocation size (bytes)"
     set ylabel "Mops/s"
-    stats datadir.'/sizes.dat' skip 1 nooutput
-    ncol = STATS_columns
     plot for [i=2:ncol] datadir.'/sizes.dat' using 1:i with linespoints title columnhead(i)
 }
 
@@ -59,6 +57,7 @@ if (which eq 'sweep') {
     set ytics nomirror
     set y2tics
     set xtics (1, 2, 5, 10, 20, 50)
+    set xrange [0.8:70]
     plot datadir.'/sweep.dat' using 1:2:3:4 with yerrorlines lw 2 title "throughput / off", \
          '' using 1:6 axes x1y2 with linespoints dt 2 title "large allocations unchecked (%)", \
          '' using 1:5 axes x1y2 with linespoints dt 3 title "all allocations unchecked (%)"

@@ -936,7 +936,7 @@ def write_outputs(args, mode, rounds, elapsed, configs, verify, notes, res, plan
         L.append("| size | " + " | ".join(names) + " |")
         L.append("|---" * (len(names) + 1) + "|")
         with open(os.path.join(datadir, "sizes.dat"), "w") as f:
-            f.write("# size " + " ".join(names) + "\n")
+            f.write("size " + " ".join(names) + "\n")
             for s in sizes:
                 row = [fmt(med(res.values("size-%d" % s, n, "mops_s"))) for n in names]
                 L.append("| %d | " % s + " | ".join(row) + " |")
@@ -1088,8 +1088,10 @@ def make_plots(out, datadir, sizes, sweep):
     plots = ["overview", "memory"] + (["sizes"] if sizes else []) + (["sweep"] if sweep else [])
     for name in plots:
         png = name + ".png"
-        r = subprocess.run(["gnuplot", "-e", "which='%s'; datadir='%s'; outfile='%s'" % (
-            name, datadir, os.path.join(out, png)), os.path.join(BENCH, "plot.gp")],
+        with open(os.path.join(datadir, name + ".dat")) as f:
+            ncol = len(f.readline().split())
+        r = subprocess.run(["gnuplot", "-e", "which='%s'; datadir='%s'; outfile='%s'; ncol=%d" % (
+            name, datadir, os.path.join(out, png), ncol), os.path.join(BENCH, "plot.gp")],
             capture_output=True, text=True)
         if r.returncode == 0 and os.path.exists(os.path.join(out, png)):
             made.append(png)

@@ -71,11 +71,17 @@ static void *alloc_stacked(size_t size, size_t align, bool zero, struct hwt_tcac
     return hwt_large_alloc(size, align, zero, stack);
 }
 
+/* Every entry runs with Tag Check Override set: the allocator's own loads and stores touch
+ * untagged metadata or memory it is retagging, so checking them buys nothing, and under
+ * QEMU each checked access costs a page-table walk (see README, Performance). */
 __attribute__((noinline)) void *hwt_alloc(size_t size, size_t align, bool zero)
 {
     hwt_ensure_init();
+    mte_tco_set();
     struct hwt_tcache *tc = tcache();
-    return alloc_stacked(size, align, zero, tc, capture_stack(tc));
+    void *p = alloc_stacked(size, align, zero, tc, capture_stack(tc));
+    mte_tco_clear();
+    return p;
 }
 
 static void free_small(struct hwt_tcache *tc, struct hwt_span *s, uint32_t idx, uint32_t stack)
@@ -137,18 +143,32 @@ __attribute__((noinline)) void hwt_free(void *ptr)
     if (ptr == NULL)
         return;
     hwt_ensure_init();
-    if (!check_pointer(ptr, &s, &idx, &l))
-        return;
-    struct hwt_tcache *tc = tcache();
-    free_checked(tc, s, idx, l, capture_stack(tc));
+    mte_tco_set();
+    if (check_pointer(ptr, &s, &idx, &l)) {
+        struct hwt_tcache *tc = tcache();
+        free_checked(tc, s, idx, l, capture_stack(tc));
+    }
+    mte_tco_clear();
 }
 
+static void *realloc_checked(void *ptr, size_t size, bool *bad);
+
 __attribute__((noinline)) void *hwt_realloc(void *ptr, size_t size, bool *bad)
+{
+    hwt_ensure_init();
+    mte_tco_set();
+    void *p = realloc_checked(ptr, size, bad);
+    mte_tco_clear();
+    return p;
+}
+
+/* Inlined into hwt_realloc, so the stack it captures starts at the program's call. */
+static inline __attribute__((always_inline)) void *realloc_checked(void *ptr, size_t size,
+                                                                   bool *bad)
 {
     struct hwt_span *s;
     struct hwt_large *l;
     uint32_t idx = 0;
-    hwt_ensure_init();
     *bad = false;
     if (!check_pointer(ptr, &s, &idx, &l)) {
         *bad = true;

@@ -42,7 +42,7 @@ FROM seq;
 WITH RECURSIVE seq(i, r) AS (
     SELECT 1, 4242
     UNION ALL
-    SELECT i + 1, (r * 1103515245 + 12345) % 2147483648 FROM seq WHERE i < 50000
+    SELECT i + 1, (r * 1103515245 + 12345) % 2147483648 FROM seq WHERE i < 20000
 )
 INSERT INTO orders
 SELECT i, 1 + r % 3000, 1 + (r / 3000) % 800, 1 + r % 9,
