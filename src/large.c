@@ -28,6 +28,7 @@ struct hwt_large {
     uint8_t area_tag;
     uint8_t state;                   /* REC_* */
     uint8_t sampled;                 /* tagged by the sampling decision (or below the order) */
+    uint8_t mte;                     /* mapped PROT_MTE; sampled-out objects are not */
     struct hwt_large *hnext;         /* hash chain by start */
     struct hwt_large *cnext, *cprev; /* cache FIFO, or the dead-record free list */
     struct hwt_large *anext;         /* every record ever made; never unlinked */
@@ -117,6 +118,12 @@ static void evict_oldest_locked(uintptr_t *map, size_t *size)
  * to HWT_TAG_FREE, touching only the ranges whose tag changes. */
 static void retag_owned(struct hwt_large *l, size_t usable, unsigned tag, bool zero)
 {
+    if (!l->mte) {
+        if (zero)
+            memset((void *)l->start, 0, usable);
+        l->area = usable;
+        return;
+    }
     size_t keep = usable < l->area ? usable : l->area;
     if (zero || l->area_tag != tag)
         hwt_tag_range(l->start, keep, tag, zero);
@@ -147,9 +154,14 @@ void *hwt_large_alloc(size_t size, size_t align, bool zero, uint32_t stack)
     bool sampled = hwt_sample_should_tag(order);
     struct hwt_large *l = NULL;
 
+    /* Objects left untagged get memory without PROT_MTE: no tag storage, and no tag-check
+     * cost on their accesses (under QEMU the dominant cost of a checked access). */
+    bool mte = sampled && hwt_mte_active;
+
     hwt_lock(&large_lock);
     for (struct hwt_large *c = cache_head; c != NULL; c = c->cnext) {
-        if (c->map_size >= need && c->map_size <= 2 * need && (c->start & (align - 1)) == 0 &&
+        if (c->mte == mte && c->map_size >= need && c->map_size <= 2 * need &&
+            (c->start & (align - 1)) == 0 &&
             c->start + hwt_align_up(size, HWT_GRANULE) + HWT_GRANULE <=
                 c->map_start + c->map_size) {
             l = c;
@@ -159,7 +171,7 @@ void *hwt_large_alloc(size_t size, size_t align, bool zero, uint32_t stack)
     }
     if (l == NULL) {
         hwt_unlock(&large_lock);
-        void *m = hwt_os_map(need, true);
+        void *m = hwt_os_map(need, mte);
         if (m == NULL)
             return NULL;
         hwt_lock(&large_lock);
@@ -181,9 +193,12 @@ void *hwt_large_alloc(size_t size, size_t align, bool zero, uint32_t stack)
          * tag storage). */
         l->area = usable;
         l->area_tag = HWT_TAG_UNTAGGED;
-        hwt_tag_range(l->map_start, l->start - l->map_start, HWT_TAG_FREE, false);
-        hwt_tag_range(l->start + usable, l->map_start + l->map_size - l->start - usable,
-                      HWT_TAG_FREE, false);
+        l->mte = mte;
+        if (mte) {
+            hwt_tag_range(l->map_start, l->start - l->map_start, HWT_TAG_FREE, false);
+            hwt_tag_range(l->start + usable, l->map_start + l->map_size - l->start - usable,
+                          HWT_TAG_FREE, false);
+        }
         zero = false; /* fresh anonymous memory is zero */
     } else {
         hash_remove_locked(l);
