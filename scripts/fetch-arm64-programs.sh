@@ -52,6 +52,7 @@ arm64_libs=(libc6 libgcc-s1 libexpat1 zlib1g libssl3 libffi8 libsqlite3-0
 host_pkgs=(qemu-user)
 programs=(usr/bin/python3.11 usr/bin/sqlite3 usr/bin/iperf3)
 stamp="$dest/.fetched"
+# shellcheck disable=SC2054 # the comma is part of the -cpu argument
 qemu=(qemu-aarch64 -cpu max,sve=off -L /)
 
 SUDO=""
@@ -111,6 +112,7 @@ fi
 rm -f "$stamp"
 for deb in "$work"/*.deb; do
     dpkg -x "$deb" "$dest"
+    # shellcheck disable=SC2016 # dpkg-deb expands ${Package}, not the shell
     dpkg-deb -W --showformat='${Package}=${Version}\n' "$deb" >>"$work/stamp"
 done
 # python3.11-minimal has no `python3` name (that is python3-minimal's job).

@@ -38,8 +38,10 @@ struct hwt_large {
 /* Freed mappings kept mapped and tagged free: a use after free faults as a tag mismatch
  * and a new allocation reuses them without a system call. */
 #define CACHE_MAX_ENTRIES 32u
-#define CACHE_MAX_BYTES ((size_t)64 << 20)
-#define CACHE_MAX_BLOCK ((size_t)16 << 20)
+#define CACHE_MAX_BYTES ((size_t)32 << 20)
+#define CACHE_MAX_BLOCK ((size_t)8 << 20)
+/* Freed objects this big give their pages back at once (kept mapped, as address space). */
+#define RELEASE_ON_FREE ((size_t)256 << 10)
 
 static struct hwt_lock large_lock = HWT_LOCK_INIT;
 static struct hwt_large *buckets[HASH_BUCKETS]; /* large_lock for writers */
@@ -258,6 +260,17 @@ void hwt_large_free(struct hwt_large *l, uint32_t stack)
     size_t usable = hwt_align_up(l->requested, HWT_GRANULE);
 
     l->free_stack = stack;
+    /* A big object's whole pages go back to the OS now: they read as zero with tag 0
+     * afterwards, so a tagged stale pointer still faults, and giving them back costs less
+     * than retagging them. The partial last page is retagged free below. */
+    size_t whole = hwt_align_down(l->area, hwt_page_size);
+    if (l->area >= RELEASE_ON_FREE && whole > 0) {
+        hwt_os_decommit((void *)l->start, whole);
+        if (l->mte && l->area > whole && l->area_tag != HWT_TAG_UNTAGGED)
+            hwt_tag_range(l->start + whole, l->area - whole, HWT_TAG_FREE, false);
+        l->area = whole;
+        l->area_tag = HWT_TAG_UNTAGGED;
+    }
     /* Retag a tagged object free so the old pointer faults; an unsampled one stays tag 0:
      * skipping its tagging is what sampling buys. */
     if (l->area_tag != HWT_TAG_UNTAGGED) {

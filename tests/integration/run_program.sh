@@ -51,8 +51,9 @@ set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 
-usage() {
-    sed -n '/^# Usage:/,/^#   -h, --help/p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
+usage() { # the comment block at the top of this file, from "Usage:" on
+    awk '/^# Usage:/ { on = 1 } on && !/^#/ { exit } on' "${BASH_SOURCE[0]}" |
+        sed 's/^# \{0,1\}//'
 }
 die_usage() {
     echo "run_program.sh: $1 (see --help)" >&2
@@ -292,17 +293,17 @@ print(got_s, json.dumps([shape(client), shape(server)]))
 # iperf_pair DIR VAR=VAL...: one server + client run; DIR gets the JSON,
 # stderr, exit codes and the checker's verdict.
 iperf_pair() {
-    local dir=$1 port tries srv_pid rc_s=0 rc_c=0 i
+    local dir=$1 port srv_pid="" rc_s=0 rc_c=0
     shift
     mkdir -p "$dir"
-    for tries in 1 2 3; do
+    for _ in 1 2 3; do
         port=$((20000 + RANDOM % 40000))
         port_in_use "$port" && continue
         guest "$@" -- "$programs/usr/bin/iperf3" -s --one-off -B 127.0.0.1 -p "$port" -J \
             >"$dir/server.json" 2>"$dir/server.err" &
         srv_pid=$!
         # Wait for the listening socket (qemu start-up takes a moment).
-        for i in $(seq 1 300); do
+        for _ in $(seq 1 300); do
             port_listening "$port" && break
             kill -0 "$srv_pid" 2>/dev/null || break
             sleep 0.1
