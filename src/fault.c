@@ -528,7 +528,10 @@ void hwt_fault_install(void)
  * the report starts at the code that called free/realloc, as KASAN's does. */
 static unsigned skip_allocator_frames(const uintptr_t *pcs, unsigned n)
 {
-    static const char *const entries[] = {"free", "cfree", "realloc", "reallocarray", NULL};
+    /* the interposed entries, and the front end they tail-call into */
+    static const char *const entries[] = {"free",          "cfree",           "realloc",
+                                          "reallocarray",  "hwt_free",        "hwt_realloc",
+                                          "check_pointer", "realloc_checked", NULL};
     unsigned start = 0;
 
     for (unsigned i = 0; i < n && i < NEIGHBOR_SLOTS; i++) {
