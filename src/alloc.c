@@ -20,6 +20,9 @@
 
 /* Frames between the program's call and the capture: the interposed function. */
 #define ENTRY_SKIP 1u
+/* Frames kept of an allocation or free: enough to name the caller's caller chain, half
+ * the depot memory and walking time of the full HWT_STACK_MAX_FRAMES. */
+#define ALLOC_STACK_FRAMES 16u
 
 /* Stack of the current malloc/free, deduplicated; 0 when stacks are off. Must be called
  * directly from a function that interpose.c calls. */
@@ -27,8 +30,8 @@ static inline __attribute__((always_inline)) uint32_t capture_stack(struct hwt_t
 {
     if (hwt_opts.stacktrace != HWT_ON)
         return 0;
-    uintptr_t pcs[HWT_STACK_MAX_FRAMES];
-    unsigned n = hwt_unwind_fast(pcs, HWT_STACK_MAX_FRAMES, ENTRY_SKIP);
+    uintptr_t pcs[ALLOC_STACK_FRAMES];
+    unsigned n = hwt_unwind_fast(pcs, ALLOC_STACK_FRAMES, ENTRY_SKIP);
     uint32_t tid = (tc != NULL && tc != HWT_TCACHE_DEAD) ? tc->tid : (uint32_t)hwt_os_gettid();
     return hwt_depot_put(tid, pcs, n);
 }
@@ -41,8 +44,8 @@ static inline struct hwt_tcache *tcache(void)
     return tc;
 }
 
-static void *alloc_small(struct hwt_tcache *tc, unsigned cls, size_t size, bool zero,
-                         uint32_t stack)
+static inline __attribute__((always_inline)) void *
+alloc_small(struct hwt_tcache *tc, unsigned cls, size_t size, bool zero, uint32_t stack)
 {
     uintptr_t addr;
     if (likely(tc != NULL && tc != HWT_TCACHE_DEAD)) {
@@ -84,7 +87,8 @@ __attribute__((noinline)) void *hwt_alloc(size_t size, size_t align, bool zero)
     return p;
 }
 
-static void free_small(struct hwt_tcache *tc, struct hwt_span *s, uint32_t idx, uint32_t stack)
+static inline __attribute__((always_inline)) void
+free_small(struct hwt_tcache *tc, struct hwt_span *s, uint32_t idx, uint32_t stack)
 {
     size_t usable = hwt_slab_usable(s, idx);
     uintptr_t addr = hwt_slab_release(s, idx, stack);
@@ -109,7 +113,8 @@ static void free_small(struct hwt_tcache *tc, struct hwt_span *s, uint32_t idx, 
 
 /* Checks ptr before anything is modified. Returns false (after reporting) when it must
  * not be freed. */
-static bool check_pointer(const void *ptr, struct hwt_span **s, uint32_t *idx, struct hwt_large **l)
+static inline __attribute__((always_inline)) bool
+check_pointer(const void *ptr, struct hwt_span **s, uint32_t *idx, struct hwt_large **l)
 {
     *s = NULL;
     *l = NULL;

@@ -133,6 +133,9 @@ void hwt_init_slow(void)
     init_owner = tid;
     hwt_os_init();
     hwt_options_init();
+    /* HWTAG_MODE=off is the allocator alone (the kernel's kasan=off): no stacks either */
+    if (hwt_opts.mode == HWT_MODE_OFF)
+        hwt_opts.stacktrace = HWT_OFF;
     setup_mte();
     if (!hwt_slab_init()) {
         say("hwtag: cannot reserve the heap address space\n");

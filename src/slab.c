@@ -13,10 +13,8 @@
 
 enum { LIST_NONE, LIST_PARTIAL, LIST_EMPTY, LIST_RELEASED };
 
-/* Spans are carved in address order from regions reserved on demand. Regions stay small
- * because QEMU's user mode keeps a descriptor per page of every mapping, reserved or not. */
-#define REGION_SIZE ((size_t)64 << 20)
-#define MAX_REGIONS 1024u
+#define MAX_REGIONS HWT_MAX_REGIONS
+#define REGION_SIZE HWT_REGION_SIZE
 #define COMMIT_STEP ((size_t)4 << 20)
 #define BITS_PER_WORD 64u
 
@@ -27,67 +25,42 @@ struct central {
     struct hwt_span *released; /* fully free, pages given back to the OS */
 } __attribute__((aligned(64)));
 
-struct region {
-    uintptr_t base;            /* REGION_SIZE bytes reserved */
-    uintptr_t cursor;          /* next free byte; heap_lock */
-    uintptr_t committed;       /* end of the committed (read-write, PROT_MTE) prefix */
-    struct hwt_span **pagemap; /* per page: its span, NULL = none */
-};
-
 static struct central centrals[HWT_NUM_CLASSES];
 
 static struct hwt_lock heap_lock = HWT_LOCK_INIT;
-static struct region regions[MAX_REGIONS];
-static uint32_t region_count; /* published with release after the region is set up */
-static unsigned page_shift;
+struct hwt_region hwt_regions[HWT_MAX_REGIONS];
+uint32_t hwt_region_count;
+unsigned hwt_page_shift;
 static uint64_t heap_mapped_bytes; /* committed span bytes, less released ones */
 
 bool hwt_slab_init(void)
 {
-    page_shift = (unsigned)__builtin_ctzll(hwt_page_size);
+    hwt_page_shift = (unsigned)__builtin_ctzll(hwt_page_size);
     return true;
 }
 
-static struct region *region_of(uintptr_t addr)
+static struct hwt_region *region_new_locked(void)
 {
-    uint32_t n = __atomic_load_n(&region_count, __ATOMIC_ACQUIRE);
-    for (uint32_t i = 0; i < n; i++) {
-        if (addr - regions[i].base < REGION_SIZE)
-            return &regions[i];
-    }
-    return NULL;
-}
-
-struct hwt_span *hwt_slab_span_of(uintptr_t addr)
-{
-    struct region *r = region_of(addr);
-    if (r == NULL)
-        return NULL;
-    return __atomic_load_n(&r->pagemap[(addr - r->base) >> page_shift], __ATOMIC_ACQUIRE);
-}
-
-static struct region *region_new_locked(void)
-{
-    if (region_count == MAX_REGIONS)
+    if (hwt_region_count == MAX_REGIONS)
         return NULL;
     void *base = hwt_os_reserve(REGION_SIZE, hwt_page_size);
-    struct hwt_span **map = hwt_meta_alloc((REGION_SIZE >> page_shift) * sizeof(*map), 64);
+    struct hwt_span **map = hwt_meta_alloc((REGION_SIZE >> hwt_page_shift) * sizeof(*map), 64);
     if (base == NULL || map == NULL) {
         if (base != NULL)
             hwt_os_unmap(base, REGION_SIZE);
         return NULL;
     }
-    struct region *r = &regions[region_count];
+    struct hwt_region *r = &hwt_regions[hwt_region_count];
     r->base = r->cursor = r->committed = (uintptr_t)base;
     r->pagemap = map;
-    __atomic_store_n(&region_count, region_count + 1, __ATOMIC_RELEASE);
+    __atomic_store_n(&hwt_region_count, hwt_region_count + 1, __ATOMIC_RELEASE);
     return r;
 }
 
 /* Address space for a span of span_size bytes, committed; 0 when out of memory. */
-static uintptr_t carve_locked(size_t span_size, struct region **out)
+static uintptr_t carve_locked(size_t span_size, struct hwt_region **out)
 {
-    struct region *r = region_count > 0 ? &regions[region_count - 1] : NULL;
+    struct hwt_region *r = hwt_region_count > 0 ? &hwt_regions[hwt_region_count - 1] : NULL;
     uintptr_t base = r != NULL ? hwt_align_up(r->cursor, span_size) : 0;
     if (r == NULL || base + span_size > r->base + REGION_SIZE) {
         r = region_new_locked();
@@ -122,7 +95,7 @@ static struct hwt_span *span_new(unsigned cls)
     if (s == NULL || bits == NULL || slots == NULL)
         return NULL;
 
-    struct region *r;
+    struct hwt_region *r;
     hwt_lock(&heap_lock);
     uintptr_t base = carve_locked(span_size, &r);
     hwt_unlock(&heap_lock);
@@ -143,7 +116,7 @@ static struct hwt_span *span_new(unsigned cls)
     hwt_tag_range(base, span_size, HWT_TAG_FREE, false);
     __atomic_add_fetch(&heap_mapped_bytes, span_size, __ATOMIC_RELAXED);
     for (uintptr_t p = base; p < base + span_size; p += hwt_page_size)
-        __atomic_store_n(&r->pagemap[(p - r->base) >> page_shift], s, __ATOMIC_RELEASE);
+        __atomic_store_n(&r->pagemap[(p - r->base) >> hwt_page_shift], s, __ATOMIC_RELEASE);
     return s;
 }
 
@@ -252,11 +225,12 @@ void hwt_slab_give(unsigned cls, const uintptr_t *slots, unsigned n)
 
 /* Tag of a neighbouring slot as the memory holds it: live objects carry their tag,
  * everything else is HWT_TAG_FREE. Outside the span, ask the hardware. */
-static unsigned neighbor_tag(const struct hwt_span *s, uint32_t idx, int dir)
+static inline __attribute__((always_inline)) unsigned neighbor_tag(const struct hwt_span *s,
+                                                                   uint32_t idx, int dir)
 {
     if (dir < 0 ? idx == 0 : idx + 1 >= s->nslots) {
         uintptr_t addr = dir < 0 ? s->base - HWT_GRANULE : s->base + s->span_size;
-        struct region *r = region_of(s->base);
+        struct hwt_region *r = hwt_slab_region_of(s->base);
         if (addr < r->base || addr >= __atomic_load_n(&r->committed, __ATOMIC_ACQUIRE))
             return HWT_TAG_FREE;
         return mte_load_tag(addr);
@@ -274,12 +248,15 @@ void *hwt_slab_prepare(uintptr_t addr, size_t requested, bool zero, uint32_t sta
     struct hwt_slot *slot = &s->slots[idx];
     /* Policy: exclude the slot's previous tag (an immediate use-after-free through the old
      * pointer always faults) and both neighbours' tags (a linear overflow always faults). */
-    uint16_t exclude = 0;
-    if (slot->state != HWT_SLOT_UNUSED)
-        exclude |= HWT_TAG_BIT(slot->tag);
-    exclude |= HWT_TAG_BIT(neighbor_tag(s, idx, -1));
-    exclude |= HWT_TAG_BIT(neighbor_tag(s, idx, 1));
-    unsigned tag = hwt_tag_pick(exclude);
+    unsigned tag = HWT_TAG_UNTAGGED;
+    if (hwt_mte_active) {
+        uint16_t exclude = 0;
+        if (slot->state != HWT_SLOT_UNUSED)
+            exclude |= HWT_TAG_BIT(slot->tag);
+        exclude |= HWT_TAG_BIT(neighbor_tag(s, idx, -1));
+        exclude |= HWT_TAG_BIT(neighbor_tag(s, idx, 1));
+        tag = hwt_tag_pick(exclude);
+    }
     hwt_tag_range(addr, hwt_align_up(requested, HWT_GRANULE), tag, zero);
     slot->requested = (uint16_t)requested;
     slot->tag = (uint8_t)tag;
@@ -287,33 +264,6 @@ void *hwt_slab_prepare(uintptr_t addr, size_t requested, bool zero, uint32_t sta
     slot->free_stack = 0;
     __atomic_store_n(&slot->state, HWT_SLOT_LIVE, __ATOMIC_RELEASE);
     return mte_with_tag(addr, tag);
-}
-
-enum hwt_free_check hwt_slab_check(const void *ptr, struct hwt_span **span_out, uint32_t *idx_out)
-{
-    uintptr_t addr = mte_untag(ptr);
-    struct region *r = region_of(addr);
-    if (r == NULL)
-        return HWT_FREE_NOT_OURS;
-    struct hwt_span *s =
-        __atomic_load_n(&r->pagemap[(addr - r->base) >> page_shift], __ATOMIC_ACQUIRE);
-    if (s == NULL)
-        return HWT_FREE_INVALID;
-    uint32_t idx = hwt_slab_index(s, addr);
-    if (idx >= s->nslots || s->base + (uintptr_t)idx * s->slot_size != addr)
-        return HWT_FREE_INVALID;
-    const struct hwt_slot *slot = &s->slots[idx];
-    uint8_t state = __atomic_load_n(&slot->state, __ATOMIC_ACQUIRE);
-    *span_out = s;
-    *idx_out = idx;
-    if (state == HWT_SLOT_UNUSED)
-        return HWT_FREE_INVALID;
-    if (state != HWT_SLOT_LIVE)
-        return HWT_FREE_DOUBLE;
-    /* A stale pointer to a slot that was freed and reused carries the old tag. */
-    if (hwt_mte_active && mte_ptr_tag(ptr) != slot->tag)
-        return HWT_FREE_DOUBLE;
-    return HWT_FREE_OK;
 }
 
 uintptr_t hwt_slab_release(struct hwt_span *s, uint32_t idx, uint32_t stack)

@@ -9,6 +9,7 @@
 #include <stdint.h>
 
 #include "../include/hwtag.h"
+#include "arch/mte.h"
 #include "heap.h"
 
 enum hwt_slot_state { HWT_SLOT_UNUSED = 0, HWT_SLOT_LIVE = 1, HWT_SLOT_FREED = 2 };
@@ -39,8 +40,40 @@ struct hwt_span {
 
 bool hwt_slab_init(void);
 
+/* Spans are carved from regions of HWT_REGION_SIZE bytes reserved on demand. */
+#define HWT_REGION_SIZE ((size_t)64 << 20)
+#define HWT_MAX_REGIONS 1024u
+
+struct hwt_region {
+    uintptr_t base;            /* HWT_REGION_SIZE bytes reserved */
+    uintptr_t cursor;          /* next free byte; heap lock */
+    uintptr_t committed;       /* end of the committed (read-write, PROT_MTE) prefix */
+    struct hwt_span **pagemap; /* per page: its span, NULL = none */
+};
+
+extern struct hwt_region hwt_regions[HWT_MAX_REGIONS];
+extern uint32_t hwt_region_count; /* published with release after the region is set up */
+extern unsigned hwt_page_shift;
+
+/* Region holding addr, NULL when none. Lock-free. signal-safe */
+static inline struct hwt_region *hwt_slab_region_of(uintptr_t addr)
+{
+    uint32_t n = __atomic_load_n(&hwt_region_count, __ATOMIC_ACQUIRE);
+    for (uint32_t i = 0; i < n; i++) {
+        if (addr - hwt_regions[i].base < HWT_REGION_SIZE)
+            return &hwt_regions[i];
+    }
+    return NULL;
+}
+
 /* Span holding addr (untagged), NULL when none. Lock-free. signal-safe */
-struct hwt_span *hwt_slab_span_of(uintptr_t addr);
+static inline struct hwt_span *hwt_slab_span_of(uintptr_t addr)
+{
+    struct hwt_region *r = hwt_slab_region_of(addr);
+    if (r == NULL)
+        return NULL;
+    return __atomic_load_n(&r->pagemap[(addr - r->base) >> hwt_page_shift], __ATOMIC_ACQUIRE);
+}
 
 static inline uint32_t hwt_slab_index(const struct hwt_span *s, uintptr_t addr)
 {
@@ -60,8 +93,38 @@ void *hwt_slab_prepare(uintptr_t addr, size_t requested, bool zero, uint32_t sta
 /* Result of checking a pointer passed to free/realloc. */
 enum hwt_free_check { HWT_FREE_OK, HWT_FREE_NOT_OURS, HWT_FREE_INVALID, HWT_FREE_DOUBLE };
 
-/* Validates ptr as a live small object without changing anything. */
-enum hwt_free_check hwt_slab_check(const void *ptr, struct hwt_span **span_out, uint32_t *idx_out);
+/* Validates ptr as a live small object without changing anything. Inline: every free
+ * and realloc starts here. */
+static inline enum hwt_free_check hwt_slab_check(const void *ptr, struct hwt_span **span_out,
+                                                 uint32_t *idx_out)
+{
+    uintptr_t addr = mte_untag(ptr);
+    *span_out = NULL;
+    *idx_out = 0;
+    struct hwt_region *r = hwt_slab_region_of(addr);
+    if (r == NULL)
+        return HWT_FREE_NOT_OURS;
+    struct hwt_span *s =
+        __atomic_load_n(&r->pagemap[(addr - r->base) >> hwt_page_shift], __ATOMIC_ACQUIRE);
+    if (s == NULL)
+        return HWT_FREE_INVALID;
+    uint32_t idx = hwt_slab_index(s, addr);
+    if (idx >= s->nslots || s->base + (uintptr_t)idx * s->slot_size != addr)
+        return HWT_FREE_INVALID;
+    const struct hwt_slot *slot = &s->slots[idx];
+    uint8_t state = __atomic_load_n(&slot->state, __ATOMIC_ACQUIRE);
+    *span_out = s;
+    *idx_out = idx;
+    if (state == HWT_SLOT_UNUSED)
+        return HWT_FREE_INVALID;
+    if (state != HWT_SLOT_LIVE)
+        return HWT_FREE_DOUBLE;
+    /* A stale pointer to a slot that was freed and reused carries the old tag. */
+    if (hwt_mte_active && mte_ptr_tag(ptr) != slot->tag)
+        return HWT_FREE_DOUBLE;
+    return HWT_FREE_OK;
+}
+
 /* Marks the checked slot freed (atomically: a racing second free gets false), retags it
  * free and records the stack. Returns the untagged slot address or 0 on a lost race. */
 uintptr_t hwt_slab_release(struct hwt_span *s, uint32_t idx, uint32_t stack);

@@ -20,7 +20,19 @@ static inline unsigned hwt_tag_pick(uint16_t exclude)
 }
 
 /* Sets the memory tag of [addr, addr+size) to tag; addr and size granule-aligned.
- * zero: also zero the bytes (tag-and-zero instructions, or memset without MTE). */
-void hwt_tag_range(uintptr_t addr, size_t size, unsigned tag, bool zero);
+ * zero: also zero the bytes (tag-and-zero instructions, or memset without MTE).
+ * Inline: it is on every malloc and free. */
+static inline void hwt_tag_range(uintptr_t addr, size_t size, unsigned tag, bool zero)
+{
+    HWT_DCHECK((addr & (HWT_GRANULE - 1)) == 0 && (size & (HWT_GRANULE - 1)) == 0);
+    if (size == 0)
+        return;
+    if (hwt_mte_active) {
+        mte_store_tags(mte_with_tag(addr, tag), size, zero);
+        return;
+    }
+    if (zero)
+        __builtin_memset((void *)addr, 0, size);
+}
 
 #endif
