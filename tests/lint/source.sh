@@ -19,5 +19,9 @@ if command -v clang-format >/dev/null; then
     fi
   done
 fi
+# the README's option table is generated from src/options.def
+if ! diff <(bash scripts/options-table.sh) <(sed -n '/^| variable | values | default | meaning |$/,/^$/p' README.md | sed '/^$/d') >/dev/null; then
+  echo "README.md option table differs from scripts/options-table.sh output"; fail=1
+fi
 if [ $fail -eq 0 ]; then echo "lint: 1 passed, 0 failed"; else echo "lint: 0 passed, 1 failed"; fi
 exit $fail
