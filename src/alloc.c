@@ -7,6 +7,7 @@
 
 #include "arch/mte.h"
 #include "fault.h"
+#include "history.h"
 #include "init.h"
 #include "internal.h"
 #include "large.h"
@@ -82,7 +83,10 @@ __attribute__((noinline)) void *hwt_alloc(size_t size, size_t align, bool zero)
     hwt_ensure_init();
     mte_tco_set();
     struct hwt_tcache *tc = tcache();
-    void *p = alloc_stacked(size, align, zero, tc, capture_stack(tc));
+    uint32_t stack = capture_stack(tc);
+    void *p = alloc_stacked(size, align, zero, tc, stack);
+    if (hwt_mte_active && p != NULL)
+        hwt_history_record(p, size, stack, false);
     mte_tco_clear();
     return p;
 }
@@ -131,9 +135,12 @@ check_pointer(const void *ptr, struct hwt_span **s, uint32_t *idx, struct hwt_la
     return false;
 }
 
-static void free_checked(struct hwt_tcache *tc, struct hwt_span *s, uint32_t idx,
+static void free_checked(struct hwt_tcache *tc, const void *ptr, struct hwt_span *s, uint32_t idx,
                          struct hwt_large *l, uint32_t stack)
 {
+    if (hwt_mte_active)
+        hwt_history_record(ptr, s != NULL ? s->slots[idx].requested : hwt_large_usable(l), stack,
+                           true);
     if (s != NULL)
         free_small(tc, s, idx, stack);
     else
@@ -151,7 +158,7 @@ __attribute__((noinline)) void hwt_free(void *ptr)
     mte_tco_set();
     if (check_pointer(ptr, &s, &idx, &l)) {
         struct hwt_tcache *tc = tcache();
-        free_checked(tc, s, idx, l, capture_stack(tc));
+        free_checked(tc, ptr, s, idx, l, capture_stack(tc));
     }
     mte_tco_clear();
 }
@@ -193,7 +200,9 @@ static inline __attribute__((always_inline)) void *realloc_checked(void *ptr, si
     if (fresh == NULL)
         return NULL;
     memcpy(fresh, ptr, old_requested < size ? old_requested : size);
-    free_checked(tc, s, idx, l, stack);
+    if (hwt_mte_active)
+        hwt_history_record(fresh, size, stack, false);
+    free_checked(tc, ptr, s, idx, l, stack);
     return fresh;
 }
 

@@ -8,6 +8,7 @@
 
 #include "arch/mte.h"
 #include "fault.h"
+#include "history.h"
 #include "internal.h"
 #include "large.h"
 #include "lock.h"
@@ -141,6 +142,8 @@ void hwt_init_slow(void)
         say("hwtag: cannot reserve the heap address space\n");
         __builtin_trap();
     }
+    if (hwt_mte_active)
+        hwt_history_init();
     __atomic_store_n(&core_ready, 1, __ATOMIC_RELEASE);
     hwt_tcache_init();
     pthread_atfork(fork_prepare, fork_parent, fork_child);
