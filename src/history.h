@@ -9,7 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define HWT_HISTORY_ENTRIES 16384u /* a power of two */
+#define HWT_HISTORY_ENTRIES 8192u /* a power of two; 192 KiB */
 
 struct hwt_history_event {
     uintptr_t ptr;  /* tagged pointer of the object */

@@ -38,10 +38,10 @@ struct hwt_large {
 /* Freed mappings kept mapped and tagged free: a use after free faults as a tag mismatch
  * and a new allocation reuses them without a system call. */
 #define CACHE_MAX_ENTRIES 32u
-#define CACHE_MAX_BYTES ((size_t)32 << 20)
+#define CACHE_MAX_BYTES ((size_t)16 << 20)
 #define CACHE_MAX_BLOCK ((size_t)8 << 20)
 /* Freed objects this big give their pages back at once (kept mapped, as address space). */
-#define RELEASE_ON_FREE ((size_t)256 << 10)
+#define RELEASE_ON_FREE ((size_t)128 << 10)
 
 static struct hwt_lock large_lock = HWT_LOCK_INIT;
 static struct hwt_large *buckets[HASH_BUCKETS]; /* large_lock for writers */

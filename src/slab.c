@@ -7,6 +7,7 @@
 #include "internal.h"
 #include "lock.h"
 #include "meta.h"
+#include "options.h"
 #include "os.h"
 #include "size_class.h"
 #include "tags.h"
@@ -92,6 +93,9 @@ static struct hwt_span *span_new(unsigned cls)
     struct hwt_span *s = hwt_meta_alloc(sizeof(*s), 64);
     uint64_t *bits = hwt_meta_alloc(words * sizeof(uint64_t), 16);
     struct hwt_slot *slots = hwt_meta_alloc(nslots * sizeof(struct hwt_slot), 16);
+    uint32_t *stacks = NULL;
+    if (hwt_opts.stacktrace == HWT_ON)
+        stacks = hwt_meta_alloc(2 * nslots * sizeof(uint32_t), 16);
     if (s == NULL || bits == NULL || slots == NULL)
         return NULL;
 
@@ -110,6 +114,7 @@ static struct hwt_span *span_new(unsigned cls)
     s->cls = (uint16_t)cls;
     s->free_bits = bits;
     s->slots = slots;
+    s->stacks = stacks;
     for (uint32_t i = 0; i < nslots; i++)
         bits[i / BITS_PER_WORD] |= UINT64_C(1) << (i % BITS_PER_WORD);
     s->nfree = nslots;
@@ -260,8 +265,10 @@ void *hwt_slab_prepare(uintptr_t addr, size_t requested, bool zero, uint32_t sta
     hwt_tag_range(addr, hwt_align_up(requested, HWT_GRANULE), tag, zero);
     slot->requested = (uint16_t)requested;
     slot->tag = (uint8_t)tag;
-    slot->alloc_stack = stack;
-    slot->free_stack = 0;
+    if (s->stacks != NULL) {
+        s->stacks[2 * (size_t)idx] = stack;
+        s->stacks[2 * (size_t)idx + 1] = 0;
+    }
     __atomic_store_n(&slot->state, HWT_SLOT_LIVE, __ATOMIC_RELEASE);
     return mte_with_tag(addr, tag);
 }
@@ -274,7 +281,8 @@ uintptr_t hwt_slab_release(struct hwt_span *s, uint32_t idx, uint32_t stack)
                                      __ATOMIC_RELAXED))
         return 0;
     uintptr_t addr = s->base + (uintptr_t)idx * s->slot_size;
-    slot->free_stack = stack;
+    if (s->stacks != NULL)
+        s->stacks[2 * (size_t)idx + 1] = stack;
     hwt_tag_range(addr, hwt_align_up(slot->requested, HWT_GRANULE), HWT_TAG_FREE, false);
     return addr;
 }
@@ -323,8 +331,8 @@ bool hwt_slab_lookup(uintptr_t addr, long delta, struct hwt_object *out)
     out->live = state == HWT_SLOT_LIVE;
     out->ever_used = state != HWT_SLOT_UNUSED;
     out->sampled = true;
-    out->alloc_stack = slot->alloc_stack;
-    out->free_stack = state == HWT_SLOT_FREED ? slot->free_stack : 0;
+    out->alloc_stack = s->stacks != NULL ? s->stacks[2 * idx] : 0;
+    out->free_stack = s->stacks != NULL && state == HWT_SLOT_FREED ? s->stacks[2 * idx + 1] : 0;
     return true;
 }
 

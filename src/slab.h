@@ -16,11 +16,9 @@ enum hwt_slot_state { HWT_SLOT_UNUSED = 0, HWT_SLOT_LIVE = 1, HWT_SLOT_FREED = 2
 
 /* Out-of-band state of one slot; written by the thread that owns the slot at the time. */
 struct hwt_slot {
-    uint32_t alloc_stack; /* depot id of the last allocation */
-    uint32_t free_stack;  /* depot id of the last free */
-    uint16_t requested;   /* bytes asked for by the last allocation */
-    uint8_t tag;          /* live: the object's tag; freed: the tag it had (never reused next) */
-    uint8_t state;        /* enum hwt_slot_state, changed with atomics */
+    uint16_t requested; /* bytes asked for by the last allocation */
+    uint8_t tag;        /* live: the object's tag; freed: the tag it had (never reused next) */
+    uint8_t state;      /* enum hwt_slot_state, changed with atomics */
 };
 
 struct hwt_span {
@@ -35,6 +33,9 @@ struct hwt_span {
     uint8_t pad;
     uint64_t *free_bits; /* 1 = available in the span; central lock */
     struct hwt_slot *slots;
+    /* per slot: depot ids of the last allocation and free ([2i], [2i+1]); NULL when stacks
+     * are off, so that metadata is 4 bytes a slot then */
+    uint32_t *stacks;
     struct hwt_span *next, *prev; /* central lists; central lock */
 };
 
