@@ -16,6 +16,7 @@
 #include "decode.h"
 #include "fmt.h"
 #include "heap.h"
+#include "history.h"
 #include "internal.h"
 #include "lock.h"
 #include "meta.h"
@@ -50,10 +51,19 @@
 #define ESR_WNR (UINT64_C(1) << 6)
 #define ESR_ISV (UINT64_C(1) << 24)
 #define ESR_SAS_SHIFT 22
+/* A64 load/store fields: base register Rn, and the "load register (literal)" class. */
+#define INSN_RN_SHIFT 5
+#define INSN_REG_MASK 31u
+#define INSN_REG_SP 31u
+#define INSN_LITERAL_MASK 0x3b000000u
+#define INSN_LITERAL_BITS 0x18000000u
 
 static struct sigaction previous;  /* disposition before ours; chained for foreign faults */
-static int log_fd = STDERR_FILENO; /* HWTAG_LOG_PATH, opened once by hwt_fault_install */
-static char comm[COMM_CAP] = "?";  /* process name, read at install time */
+static int log_fd = STDERR_FILENO; /* HWTAG_LOG_PATH, opened by hwt_fault_install */
+/* Process the log was opened for; with "%p" in the path a forked child reopens its own. */
+static int log_pid;
+static bool log_per_pid;
+static char comm[COMM_CAP] = "?"; /* process name, read at install time */
 
 /* tid of the thread printing a report, 0 when none: one report at a time. */
 static int report_owner;
@@ -105,20 +115,23 @@ static void read_comm(void)
     comm[len] = '\0';
 }
 
-/* HWTAG_LOG_PATH with every "%p" replaced by the pid; stderr when unset or unopenable. */
+/* HWTAG_LOG_PATH with every "%p" replaced by the pid; stderr when unset or unopenable.
+ * signal-safe (open(2) and our formatter only), so the report path can reopen it. */
 static void open_log(void)
 {
-    static bool opened;
     char path[LOG_PATH_CAP];
     struct hwt_buf b;
     const char *p = hwt_opts.log_path;
+    int pid = hwt_os_getpid();
 
-    if (opened || p == NULL || *p == '\0')
+    if (p == NULL || *p == '\0' || (log_fd != STDERR_FILENO && (!log_per_pid || log_pid == pid)))
         return;
     hwt_buf_init(&b, path, sizeof(path));
+    log_per_pid = false;
     for (; *p != '\0'; p++) {
         if (p[0] == '%' && p[1] == 'p') {
-            hwt_buf_printf(&b, "%d", hwt_os_getpid());
+            hwt_buf_printf(&b, "%d", pid);
+            log_per_pid = true;
             p++;
         } else {
             hwt_buf_printf(&b, "%c", *p);
@@ -133,8 +146,11 @@ static void open_log(void)
         hwt_os_write_all(STDERR_FILENO, m.data, m.len);
         return;
     }
+    /* A forked child inherited its parent's file: leave that one to the parent. */
+    if (log_fd != STDERR_FILENO)
+        close(log_fd);
     log_fd = fd;
-    opened = true;
+    log_pid = pid;
 }
 
 /* Ends the process like abort(): SIGABRT with its default action, whatever the program
@@ -181,6 +197,7 @@ static void report_end(void)
 static void emit(struct hwt_report *r)
 {
     size_t len = hwt_report_format(r, report_text, sizeof(report_text));
+    open_log(); /* a forked child writes to its own %p file, as ASan's log_path does */
     hwt_os_write_all(log_fd, report_text, len);
     __atomic_add_fetch(&hwt_reports_printed, 1, __ATOMIC_RELAXED);
 
@@ -250,6 +267,39 @@ static void infer_small(struct hwt_report *r, uintptr_t addr, const struct hwt_o
     r->bug = HWTAG_BUG_INVALID_ACCESS;
 }
 
+/* Nothing in the slot or its neighbours owns the pointer's tag. Typically a stale pointer
+ * to an object whose slot (or cached mapping) has been freed and reallocated since: the
+ * new object got a new tag (the policy excludes the previous one), so the old pointer
+ * faults. Like the kernel's hardware mode, look for the pointer in the ring of recent
+ * allocations and frees (history.c) and name that object with its own stacks; only when
+ * the ring has forgotten it, keep invalid-access and say in the report what is known. */
+static void from_history(struct hwt_report *r)
+{
+    struct hwt_history_event alloc, freed;
+    if (!hwt_history_find(r->addr, &alloc, &freed))
+        return;
+    struct hwt_object *o = &r->object;
+    o->start = mte_untag((const void *)alloc.ptr);
+    o->requested = alloc.size;
+    o->size = hwt_align_up(alloc.size, HWT_GRANULE);
+    o->tag = mte_ptr_tag((const void *)alloc.ptr);
+    o->ever_used = true;
+    o->live = freed.seq == 0;
+    o->sampled = true;
+    o->alloc_stack = alloc.stack;
+    o->free_stack = freed.seq != 0 ? freed.stack : 0;
+    if (o->live)
+        r->bug = o->large ? HWTAG_BUG_OUT_OF_BOUNDS : HWTAG_BUG_SLAB_OUT_OF_BOUNDS;
+    else
+        r->bug = o->large ? HWTAG_BUG_USE_AFTER_FREE : HWTAG_BUG_SLAB_USE_AFTER_FREE;
+}
+
+static void mark_foreign_tag(struct hwt_report *r)
+{
+    r->foreign_tag = r->bug == HWTAG_BUG_INVALID_ACCESS && r->have_object && r->object.ever_used &&
+                     r->object.tag != r->pointer_tag;
+}
+
 static void infer(struct hwt_report *r)
 {
     uintptr_t addr = mte_untag((const void *)r->addr);
@@ -261,6 +311,9 @@ static void infer(struct hwt_report *r)
         return;
     if (!obj.large) {
         infer_small(r, addr, &obj);
+        if (r->bug == HWTAG_BUG_INVALID_ACCESS && r->object.tag != r->pointer_tag)
+            from_history(r);
+        mark_foreign_tag(r);
         return;
     }
     r->have_object = true;
@@ -269,8 +322,12 @@ static void infer(struct hwt_report *r)
         r->bug = HWTAG_BUG_USE_AFTER_FREE;
     else if (obj.live && addr >= obj.start + obj.size)
         r->bug = HWTAG_BUG_OUT_OF_BOUNDS; /* the guard tail after the object */
-    else if (obj.live && obj.tag == r->pointer_tag && addr >= obj.start + obj.requested)
-        r->bug = HWTAG_BUG_OUT_OF_BOUNDS;
+    else if (obj.live && obj.tag == r->pointer_tag &&
+             (addr < obj.start || addr >= obj.start + obj.requested))
+        r->bug = HWTAG_BUG_OUT_OF_BOUNDS; /* the guard page below, or past the request */
+    if (r->bug == HWTAG_BUG_INVALID_ACCESS && obj.tag != r->pointer_tag)
+        from_history(r);
+    mark_foreign_tag(r);
 }
 
 #if defined(__aarch64__)
@@ -329,6 +386,34 @@ static void describe_access(struct hwt_report *r, void *ucontext)
 #else
     (void)ucontext;
     r->have_regs = false;
+#endif
+}
+
+/* The faulting address with its pointer tag. The kernel clears si_addr's top byte for a
+ * handler without SA_EXPOSE_TAGBITS, so when an application's handler installed after
+ * ours forwards the fault to us, the tag is gone; it is still in the base register: every
+ * A64 load/store that can reach tagged memory addresses through Rn = insn[9:5] (literal
+ * loads, the exception, only read untagged images), and the check used that register's
+ * tag. A genuinely untagged pointer has tag 0 there too. */
+static uintptr_t tagged_fault_addr(const siginfo_t *info, void *ucontext)
+{
+    uintptr_t addr = (uintptr_t)info->si_addr;
+#if defined(__aarch64__)
+    const ucontext_t *uc = ucontext;
+    struct hwt_access acc;
+    uint32_t insn;
+
+    if (mte_ptr_tag(info->si_addr) != 0)
+        return addr;
+    memcpy(&insn, (const void *)(uintptr_t)uc->uc_mcontext.pc, sizeof(insn));
+    unsigned rn = (insn >> INSN_RN_SHIFT) & INSN_REG_MASK;
+    bool literal = (insn & INSN_LITERAL_MASK) == INSN_LITERAL_BITS;
+    if (rn == INSN_REG_SP || literal || !hwt_decode_access(insn, &acc))
+        return addr;
+    return (uintptr_t)mte_with_tag(addr, mte_ptr_tag((const void *)uc->uc_mcontext.regs[rn]));
+#else
+    (void)ucontext;
+    return addr;
 #endif
 }
 
@@ -423,8 +508,8 @@ static void tag_fault(siginfo_t *info, void *ucontext)
     if (r->asynchronous) {
         r->bug = HWTAG_BUG_INVALID_ACCESS;
     } else {
-        r->addr = (uintptr_t)info->si_addr;
-        r->pointer_tag = mte_ptr_tag(info->si_addr);
+        r->addr = tagged_fault_addr(info, ucontext);
+        r->pointer_tag = mte_ptr_tag((const void *)r->addr);
         r->memory_tag = mte_load_tag(mte_untag(info->si_addr));
         infer(r);
     }

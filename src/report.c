@@ -154,6 +154,22 @@ static void object_section(struct hwt_buf *b, const struct hwt_report *r)
     if (!o->sampled)
         hwt_buf_printf(b, "The object was left untagged by sampling (HWTAG_SAMPLE), so "
                           "accesses to it are not checked\n");
+    if (r->foreign_tag) {
+        hwt_buf_printf(b,
+                       "The pointer tag [%02x] is neither this object's [%02x] nor a "
+                       "neighbour's:\n",
+                       r->pointer_tag, o->tag);
+        if (r->pointer_tag == HWT_TAG_UNTAGGED)
+            hwt_buf_printf(b, " the pointer carries no tag (built from an untagged address?)\n");
+        else if (r->pointer_tag == HWT_TAG_FREE)
+            hwt_buf_printf(b, " no allocation returns that tag: the pointer is corrupt\n");
+        else
+            hwt_buf_printf(b,
+                           " a stale pointer to an earlier object in this %s, freed and "
+                           "reallocated since,\n too long ago for the history of recent "
+                           "allocations, or a corrupt one\n",
+                           o->large ? "mapping" : "slot");
+    }
 }
 
 /* One granule tag, or "??" where no heap memory is known to be mapped. */
@@ -232,7 +248,8 @@ size_t hwt_report_format(const struct hwt_report *r, char *buf, size_t cap)
         if (r->have_object) {
             if (r->object.ever_used || r->object.alloc_stack != 0)
                 depot_stack(&b, "Allocated", r->object.alloc_stack);
-            if (!r->object.live && r->object.free_stack != 0)
+            /* also without a stack (HWTAG_STACKTRACE=off): the object was freed */
+            if (!r->object.live && r->object.ever_used)
                 depot_stack(&b, "Freed", r->object.free_stack);
             object_section(&b, r);
         } else {

@@ -30,6 +30,9 @@ struct hwt_report {
     /* filled in from the heap metadata */
     bool have_object;
     struct hwt_object object;
+    /* the pointer's tag is neither the object's nor a neighbour's (invalid-access): the
+     * report says the pointer may be stale or corrupt and the stacks are the object's now */
+    bool foreign_tag;
     /* registers, when there is a signal context */
     bool have_regs;
     uint64_t regs[31], sp, pc, pstate;
