@@ -29,6 +29,7 @@ struct hwt_large {
     uint8_t state;                   /* REC_* */
     uint8_t sampled;                 /* tagged by the sampling decision (or below the order) */
     uint8_t mte;                     /* mapped PROT_MTE; sampled-out objects are not */
+    size_t resident;                 /* while cached: bytes not given back to the OS */
     struct hwt_large *hnext;         /* hash chain by start */
     struct hwt_large *cnext, *cprev; /* cache FIFO, or the dead-record free list */
     struct hwt_large *anext;         /* every record ever made; never unlinked */
@@ -37,11 +38,19 @@ struct hwt_large {
 #define HASH_BUCKETS 4096u
 /* Freed mappings kept mapped and tagged free: a use after free faults as a tag mismatch
  * and a new allocation reuses them without a system call. */
-#define CACHE_MAX_ENTRIES 32u
-#define CACHE_MAX_BYTES ((size_t)16 << 20)
-#define CACHE_MAX_BLOCK ((size_t)8 << 20)
-/* Freed objects this big give their pages back at once (kept mapped, as address space). */
-#define RELEASE_ON_FREE ((size_t)128 << 10)
+/* The cache keeps address space generously (a program that churns big buffers reuses them
+ * without mmap/munmap) but little memory: see RELEASE_ON_FREE and CACHE_MAX_RESIDENT. */
+#define CACHE_MAX_ENTRIES 256u
+#define CACHE_MAX_BYTES ((size_t)1 << 30)
+#define CACHE_MAX_BLOCK ((size_t)64 << 20)
+/* Pages of freed objects kept resident in the cache, at most. */
+#define CACHE_MAX_RESIDENT ((size_t)16 << 20)
+/* Freed objects this big give their pages back at once (kept mapped, as address space);
+ * smaller ones only when the cache already holds CACHE_MAX_RESIDENT bytes of pages. */
+#define RELEASE_ON_FREE ((size_t)4 << 20)
+/* A tagged object this big gives its pages back instead of being retagged free: one
+ * system call costs less than a tagging pass, and its next user retags it anyway. */
+#define RELEASE_TAGGED ((size_t)128 << 10)
 
 static struct hwt_lock large_lock = HWT_LOCK_INIT;
 static struct hwt_large *buckets[HASH_BUCKETS]; /* large_lock for writers */
@@ -50,6 +59,7 @@ static struct hwt_large *dead_list;
 static struct hwt_large *cache_head, *cache_tail; /* oldest at head */
 static uint32_t cache_entries;
 static size_t cache_bytes;
+static size_t cache_resident; /* bytes of cached mappings not given back; large_lock */
 static uint64_t mapped_bytes;
 
 static unsigned bucket_of(uintptr_t start)
@@ -100,6 +110,7 @@ static void cache_unlink_locked(struct hwt_large *l)
     l->cnext = l->cprev = NULL;
     cache_entries--;
     cache_bytes -= l->map_size;
+    cache_resident -= l->resident;
 }
 
 /* Unmaps the oldest cached mapping; returns it (unlocked) to the caller for munmap. */
@@ -114,6 +125,22 @@ static void evict_oldest_locked(uintptr_t *map, size_t *size)
     l->cnext = dead_list;
     dead_list = l;
     mapped_bytes -= *size;
+}
+
+/* Gives the whole pages of an owned or cached object back to the OS. They read as zero with
+ * tag 0 afterwards, so a tagged stale pointer still faults; the partial last page keeps
+ * (or gets) the free tag. */
+static void release_pages(struct hwt_large *l)
+{
+    size_t whole = hwt_align_down(l->area, hwt_page_size);
+    if (whole == 0)
+        return;
+    hwt_os_decommit((void *)l->start, whole);
+    if (l->mte && l->area > whole && l->area_tag != HWT_TAG_UNTAGGED && l->area_tag != HWT_TAG_FREE)
+        hwt_tag_range(l->start + whole, l->area - whole, HWT_TAG_FREE, false);
+    l->resident = l->map_size - whole;
+    l->area = whole;
+    l->area_tag = HWT_TAG_UNTAGGED;
 }
 
 /* Brings [start, start+usable) to tag (zeroing it when zero) and the rest of the mapping
@@ -260,17 +287,12 @@ void hwt_large_free(struct hwt_large *l, uint32_t stack)
     size_t usable = hwt_align_up(l->requested, HWT_GRANULE);
 
     l->free_stack = stack;
-    /* A big object's whole pages go back to the OS now: they read as zero with tag 0
-     * afterwards, so a tagged stale pointer still faults, and giving them back costs less
-     * than retagging them. The partial last page is retagged free below. */
-    size_t whole = hwt_align_down(l->area, hwt_page_size);
-    if (l->area >= RELEASE_ON_FREE && whole > 0) {
-        hwt_os_decommit((void *)l->start, whole);
-        if (l->mte && l->area > whole && l->area_tag != HWT_TAG_UNTAGGED)
-            hwt_tag_range(l->start + whole, l->area - whole, HWT_TAG_FREE, false);
-        l->area = whole;
-        l->area_tag = HWT_TAG_UNTAGGED;
-    }
+    l->resident = l->map_size;
+    /* A big object's pages go back to the OS at once; a smaller one stays resident (retagged
+     * free) while the cache holds few pages, for a quick reuse. */
+    if (l->area >= RELEASE_ON_FREE ||
+        (l->area_tag != HWT_TAG_UNTAGGED && l->area >= RELEASE_TAGGED))
+        release_pages(l);
     /* Retag a tagged object free so the old pointer faults; an unsampled one stays tag 0:
      * skipping its tagging is what sampling buys. */
     if (l->area_tag != HWT_TAG_UNTAGGED) {
@@ -306,6 +328,16 @@ void hwt_large_free(struct hwt_large *l, uint32_t stack)
         cache_tail = l;
         cache_entries++;
         cache_bytes += l->map_size;
+        cache_resident += l->resident;
+        /* Over the page budget: the oldest cached objects give their pages back first. */
+        for (struct hwt_large *c = cache_head; c != NULL && cache_resident > CACHE_MAX_RESIDENT;
+             c = c->cnext) {
+            if (c == l || c->resident < c->map_size)
+                continue; /* the new one, or pages already given back */
+            cache_resident -= c->resident;
+            release_pages(c);
+            cache_resident += c->resident;
+        }
         while (evicted < 2 && cache_head != NULL &&
                (cache_entries > CACHE_MAX_ENTRIES || cache_bytes > CACHE_MAX_BYTES)) {
             evict_oldest_locked(&evict_map[evicted], &evict_size[evicted]);
