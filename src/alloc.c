@@ -33,8 +33,22 @@ static inline __attribute__((always_inline)) uint32_t capture_stack(struct hwt_t
         return 0;
     uintptr_t pcs[ALLOC_STACK_FRAMES];
     unsigned n = hwt_unwind_fast(pcs, ALLOC_STACK_FRAMES, ENTRY_SKIP);
-    uint32_t tid = (tc != NULL && tc != HWT_TCACHE_DEAD) ? tc->tid : (uint32_t)hwt_os_gettid();
-    return hwt_depot_put(tid, pcs, n);
+    if (unlikely(tc == NULL || tc == HWT_TCACHE_DEAD))
+        return hwt_depot_put((uint32_t)hwt_os_gettid(), pcs, n);
+    /* 64-bit hash: a collision (a wrong stack in a report) has odds of 2^-64 a pair */
+    uint64_t key = 0x9e3779b97f4a7c15u ^ n;
+    for (unsigned i = 0; i < n; i++)
+        key = (key ^ pcs[i]) * 0xff51afd7ed558ccdu;
+    key |= 1; /* 0 marks an empty entry */
+    unsigned slot = (unsigned)(key >> 58) & (HWT_TCACHE_STACKS - 1);
+    if (tc->stack_keys[slot] == key)
+        return tc->stack_ids[slot];
+    uint32_t id = hwt_depot_put(tc->tid, pcs, n);
+    if (id != 0) {
+        tc->stack_keys[slot] = key;
+        tc->stack_ids[slot] = id;
+    }
+    return id;
 }
 
 static inline struct hwt_tcache *tcache(void)

@@ -44,7 +44,7 @@ struct hwt_large {
 #define CACHE_MAX_BYTES ((size_t)1 << 30)
 #define CACHE_MAX_BLOCK ((size_t)64 << 20)
 /* Pages of freed objects kept resident in the cache, at most. */
-#define CACHE_MAX_RESIDENT ((size_t)16 << 20)
+#define CACHE_MAX_RESIDENT ((size_t)8 << 20)
 /* Freed objects this big give their pages back at once (kept mapped, as address space);
  * smaller ones only when the cache already holds CACHE_MAX_RESIDENT bytes of pages. */
 #define RELEASE_ON_FREE ((size_t)4 << 20)
@@ -188,7 +188,8 @@ void *hwt_large_alloc(size_t size, size_t align, bool zero, uint32_t stack)
     bool mte = sampled && hwt_mte_active;
 
     hwt_lock(&large_lock);
-    for (struct hwt_large *c = cache_head; c != NULL; c = c->cnext) {
+    /* newest first: its pages are the likeliest to be still resident */
+    for (struct hwt_large *c = cache_tail; c != NULL; c = c->cprev) {
         if (c->mte == mte && c->map_size >= need && c->map_size <= 2 * need &&
             (c->start & (align - 1)) == 0 &&
             c->start + hwt_align_up(size, HWT_GRANULE) + HWT_GRANULE <=

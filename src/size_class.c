@@ -7,10 +7,13 @@
 #define SPAN_MIN (16u * 1024u)
 #define SPAN_MAX (128u * 1024u)
 #define SPAN_MIN_SLOTS 8u
+#define SPAN_FEW_SLOTS_ABOVE 4096u
 
 size_t hwt_class_span_size(unsigned cls)
 {
-    size_t want = hwt_class_size(cls) * SPAN_MIN_SLOTS;
+    /* big objects come in fewer numbers: half as many slots keep less memory idle */
+    size_t slots = hwt_class_size(cls) > SPAN_FEW_SLOTS_ABOVE ? SPAN_MIN_SLOTS / 2 : SPAN_MIN_SLOTS;
+    size_t want = hwt_class_size(cls) * slots;
     size_t span = SPAN_MIN;
     while (span < want && span < SPAN_MAX)
         span <<= 1;

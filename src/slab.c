@@ -18,6 +18,7 @@ enum { LIST_NONE, LIST_PARTIAL, LIST_EMPTY, LIST_RELEASED };
 #define REGION_SIZE HWT_REGION_SIZE
 #define COMMIT_STEP ((size_t)4 << 20)
 #define BITS_PER_WORD 64u
+#define KEEP_EMPTY_MAX_SLOT 4096u
 
 struct central {
     struct hwt_lock lock;
@@ -199,7 +200,8 @@ unsigned hwt_slab_take(unsigned cls, uintptr_t *out, unsigned n)
 static void span_became_empty_locked(struct central *c, struct hwt_span *s)
 {
     list_remove(&c->partial, s);
-    if (c->empty == NULL) {
+    /* keep one empty span of a small class for reuse; big classes give theirs back */
+    if (c->empty == NULL && s->slot_size <= KEEP_EMPTY_MAX_SLOT) {
         c->empty = s;
         s->list = LIST_EMPTY;
         return;
@@ -361,4 +363,33 @@ void hwt_slab_reset_locks(void)
 uint64_t hwt_slab_mapped(void)
 {
     return __atomic_load_n(&heap_mapped_bytes, __ATOMIC_RELAXED);
+}
+
+void hwt_slab_class_usage(struct hwt_class_usage *out)
+{
+    for (unsigned c = 0; c < HWT_NUM_CLASSES; c++)
+        out[c] = (struct hwt_class_usage){0, 0, 0, 0};
+    uint32_t nregions = __atomic_load_n(&hwt_region_count, __ATOMIC_ACQUIRE);
+    for (uint32_t i = 0; i < nregions; i++) {
+        struct hwt_region *r = &hwt_regions[i];
+        struct hwt_span *last = NULL;
+        uintptr_t end = __atomic_load_n(&r->committed, __ATOMIC_ACQUIRE);
+        for (uintptr_t p = r->base; p < end; p += hwt_page_size) {
+            struct hwt_span *s =
+                __atomic_load_n(&r->pagemap[(p - r->base) >> hwt_page_shift], __ATOMIC_ACQUIRE);
+            if (s == NULL || s == last)
+                continue;
+            last = s;
+            struct hwt_class_usage *u = &out[s->cls];
+            u->spans++;
+            if (s->list == LIST_RELEASED)
+                continue;
+            u->span_bytes += s->span_size;
+            for (uint32_t k = 0; k < s->nslots; k++) {
+                if (__atomic_load_n(&s->slots[k].state, __ATOMIC_RELAXED) == HWT_SLOT_LIVE)
+                    u->live_slots++;
+            }
+            u->free_in_span += __atomic_load_n(&s->nfree, __ATOMIC_RELAXED);
+        }
+    }
 }

@@ -139,6 +139,13 @@ bool hwt_slab_resize(struct hwt_span *s, uint32_t idx, size_t new_size);
 
 bool hwt_slab_lookup(uintptr_t addr, long delta, struct hwt_object *out);
 
+/* Per size class: spans, committed span bytes, live slots, slots free in their spans
+ * (the rest of the slots sit in thread caches). A lock-free walk, for statistics. */
+struct hwt_class_usage {
+    uint64_t spans, span_bytes, live_slots, free_in_span;
+};
+void hwt_slab_class_usage(struct hwt_class_usage *out);
+
 void hwt_slab_lock_all(void);
 void hwt_slab_unlock_all(void);
 void hwt_slab_reset_locks(void);

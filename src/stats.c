@@ -9,6 +9,7 @@
 #include "large.h"
 #include "meta.h"
 #include "os.h"
+#include "size_class.h"
 #include "slab.h"
 #include "stackdepot.h"
 #include "thread_cache.h"
@@ -49,7 +50,7 @@ void hwt_stats_collect(struct hwtag_stats *out)
 void hwt_stats_print(int fd)
 {
     struct hwtag_stats st;
-    char mem[2048];
+    char mem[8192];
     struct hwt_buf b;
     hwt_stats_collect(&st);
     hwt_buf_init(&b, mem, sizeof(mem));
@@ -76,6 +77,20 @@ void hwt_stats_print(int fd)
     hwt_buf_printf(&b, "  heap mapped %llu bytes, live %llu bytes, metadata %llu bytes\n",
                    (unsigned long long)st.heap_mapped_bytes, (unsigned long long)st.heap_live_bytes,
                    (unsigned long long)st.meta_bytes);
+    struct hwt_class_usage use[HWT_NUM_CLASSES];
+    hwt_slab_class_usage(use);
+    for (unsigned c = 0; c < HWT_NUM_CLASSES; c++) {
+        if (use[c].spans == 0)
+            continue;
+        uint64_t slot = hwt_class_size(c);
+        hwt_buf_printf(&b,
+                       "  class %5llu: %llu spans, %llu KiB committed, %llu KiB live, %llu "
+                       "slots free in spans\n",
+                       (unsigned long long)slot, (unsigned long long)use[c].spans,
+                       (unsigned long long)(use[c].span_bytes >> 10),
+                       (unsigned long long)(use[c].live_slots * slot >> 10),
+                       (unsigned long long)use[c].free_in_span);
+    }
     hwt_buf_printf(&b, "  stack depot: %llu stacks, %llu bytes; reports: %llu\n",
                    (unsigned long long)st.depot_stacks, (unsigned long long)st.depot_bytes,
                    (unsigned long long)st.reports);

@@ -4,6 +4,7 @@
 #include "thread_cache.h"
 
 #include <pthread.h>
+#include <string.h>
 
 #include "fault.h"
 #include "internal.h"
@@ -23,13 +24,14 @@ static struct hwt_counters shared_counters; /* threads without a cache */
 static uint32_t bin_max(unsigned cls)
 {
     size_t size = hwt_class_size(cls);
+    /* few of the big ones: every cached slot is memory the program is not using */
     if (size <= 256)
         return 64;
     if (size <= 1024)
-        return 32;
-    if (size <= 4096)
         return 16;
-    return 8;
+    if (size <= 4096)
+        return 4;
+    return 2;
 }
 
 static void flush_all(struct hwt_tcache *tc)
@@ -101,6 +103,7 @@ struct hwt_tcache *hwt_tcache_create(void)
     if (tc == NULL)
         return NULL;
     tc->tid = (uint32_t)hwt_os_gettid();
+    memset(tc->stack_keys, 0, sizeof(tc->stack_keys)); /* a reused cache had another tid */
     hwt_tcache_self = tc;
     if (exit_key_ready)
         pthread_setspecific(exit_key, tc);
@@ -154,8 +157,10 @@ void hwt_tcache_after_fork_child(void)
         flush_all(c);
         c->in_use = 0;
     }
-    if (self != NULL && self != HWT_TCACHE_DEAD)
+    if (self != NULL && self != HWT_TCACHE_DEAD) {
         self->tid = (uint32_t)hwt_os_gettid();
+        memset(self->stack_keys, 0, sizeof(self->stack_keys));
+    }
 }
 
 void hwt_tcache_sum(struct hwtag_stats *out)

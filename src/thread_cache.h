@@ -10,6 +10,8 @@
 #include "size_class.h"
 #include "stats.h"
 
+#define HWT_TCACHE_STACKS 64u /* a power of two */
+
 struct hwt_tcache_bin {
     uint32_t count; /* slots[0..count) are free slots (untagged), memory tag HWT_TAG_FREE */
     uint32_t max;
@@ -22,6 +24,10 @@ struct hwt_tcache {
     struct hwt_tcache *all_next;  /* every cache ever made; never unlinked */
     int in_use;                   /* owned by a live thread; tcache list lock */
     uint32_t tid;
+    /* Recent stacks of this thread: 64-bit hash of the frames -> depot id, so a repeated
+     * call site skips the depot's shared lookup. Cleared when the tid changes (fork). */
+    uint64_t stack_keys[HWT_TCACHE_STACKS];
+    uint32_t stack_ids[HWT_TCACHE_STACKS];
 };
 
 #define HWT_TCACHE_DEAD ((struct hwt_tcache *)1)

@@ -53,7 +53,9 @@ static void check_size(size_t n)
     if (n < HWT_SMALL_MAX)
         CHECK(hwt_size_to_class(n + 1) >= cls && hwt_size_to_class(n + 1) <= cls + 1, n);
     size_t span = hwt_class_span_size(cls);
-    CHECK((span & (span - 1)) == 0 && span >= hwt_page_size && span / slot >= 8, n);
+    CHECK((span & (span - 1)) == 0 && span >= hwt_page_size &&
+              span / slot >= (slot > 4096 ? 4u : 8u),
+          n);
 }
 
 static void check_aligned(size_t n, size_t align)
