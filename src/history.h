@@ -9,7 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define HWT_HISTORY_ENTRIES 8192u /* a power of two; 192 KiB */
+#define HWT_HISTORY_ENTRIES 4096u /* a power of two; 96 KiB */
 
 struct hwt_history_event {
     uintptr_t ptr;  /* tagged pointer of the object */

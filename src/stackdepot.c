@@ -16,7 +16,7 @@
 #ifndef HWT_DEPOT_POOL_SIZE
 #define HWT_DEPOT_POOL_SIZE (8u << 20)
 #endif
-#define HWT_DEPOT_BUCKETS (1u << 16) /* power of two */
+#define HWT_DEPOT_BUCKETS (1u << 14) /* power of two; 64 KiB */
 #define HWT_DEPOT_UNIT sizeof(uint64_t)
 #define HWT_DEPOT_POOL_UNITS (HWT_DEPOT_POOL_SIZE / HWT_DEPOT_UNIT)
 #define HWT_DEPOT_MAGIC 0x5d3fu
