@@ -265,19 +265,25 @@ enum hwt_free_check hwt_large_check(const void *ptr, struct hwt_large **out)
     uintptr_t addr = mte_untag(ptr);
     if ((addr & (hwt_page_size - 1)) != 0)
         return HWT_FREE_NOT_OURS;
-    struct hwt_large *l = __atomic_load_n(&buckets[bucket_of(addr)], __ATOMIC_ACQUIRE);
+    /* Under the lock: a record moving to another chain (reused for another mapping) would
+     * lead a lock-free walk astray, and a miss here is reported as an invalid free. */
+    hwt_lock(&large_lock);
+    struct hwt_large *l = buckets[bucket_of(addr)];
     for (; l != NULL; l = l->hnext) {
         if (l->start == addr)
             break;
     }
+    enum hwt_free_check r = HWT_FREE_OK;
     if (l == NULL)
-        return HWT_FREE_NOT_OURS;
-    *out = l;
-    if (__atomic_load_n(&l->state, __ATOMIC_ACQUIRE) != REC_LIVE)
-        return HWT_FREE_DOUBLE;
-    if (hwt_mte_active && mte_ptr_tag(ptr) != l->tag)
-        return HWT_FREE_DOUBLE;
-    return HWT_FREE_OK;
+        r = HWT_FREE_NOT_OURS;
+    else if (l->state != REC_LIVE)
+        r = HWT_FREE_DOUBLE;
+    else if (hwt_mte_active && mte_ptr_tag(ptr) != l->tag)
+        r = HWT_FREE_DOUBLE;
+    hwt_unlock(&large_lock);
+    if (l != NULL)
+        *out = l;
+    return r;
 }
 
 void hwt_large_free(struct hwt_large *l, uint32_t stack)
