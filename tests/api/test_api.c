@@ -273,6 +273,46 @@ static void test_threads_churn(void **state)
     }
 }
 
+/* Page-backed objects from several threads at once: the mapping cache and its records are
+ * shared, so this is where a race would show (as a false report, a crash or bad data). */
+static void *large_churn(void *arg)
+{
+    unsigned seed = (unsigned)(uintptr_t)arg;
+    unsigned char *slots[16] = {0};
+    size_t sizes[16] = {0};
+    for (int i = 0; i < 1500; i++) {
+        seed = seed * 1103515245u + 12345u;
+        unsigned k = (seed >> 8) % 16;
+        if (slots[k] != NULL) {
+            if (slots[k][0] != (unsigned char)k || slots[k][sizes[k] - 1] != (unsigned char)k)
+                return (void *)2;
+            free(slots[k]);
+        }
+        sizes[k] = 16385 + (seed >> 12) % 300000;
+        slots[k] = malloc(sizes[k]);
+        if (slots[k] == NULL)
+            return (void *)1;
+        slots[k][0] = (unsigned char)k;
+        slots[k][sizes[k] - 1] = (unsigned char)k;
+    }
+    for (int k = 0; k < 16; k++)
+        free(slots[k]);
+    return NULL;
+}
+
+static void test_threads_large_churn(void **state)
+{
+    (void)state;
+    pthread_t t[4];
+    for (uintptr_t i = 0; i < 4; i++)
+        assert_int_equal(pthread_create(&t[i], NULL, large_churn, (void *)(i + 7)), 0);
+    for (int i = 0; i < 4; i++) {
+        void *r;
+        pthread_join(t[i], &r);
+        assert_null(r);
+    }
+}
+
 static volatile int spinning;
 
 static void *spin_alloc(void *arg)
@@ -329,6 +369,7 @@ int main(void)
         cmocka_unit_test(test_alignment_functions),
         cmocka_unit_test(test_free_on_another_thread),
         cmocka_unit_test(test_threads_churn),
+        cmocka_unit_test(test_threads_large_churn),
         cmocka_unit_test(test_fork_while_other_thread_allocates),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
