@@ -171,71 +171,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 }
 
 #ifndef HWTAG_LIBFUZZER
-static int run_file(const char *path)
-{
-    FILE *f = fopen(path, "rb");
-    if (f == NULL) {
-        perror(path);
-        return -1;
-    }
-    size_t cap = 1 << 16, len = 0;
-    uint8_t *data = malloc(cap);
-    CHECK(data != NULL);
-    size_t got;
-    while ((got = fread(data + len, 1, cap - len, f)) > 0) {
-        len += got;
-        if (len == cap) {
-            cap *= 2;
-            data = realloc(data, cap);
-            CHECK(data != NULL);
-        }
-    }
-    fclose(f);
-    LLVMFuzzerTestOneInput(data, len);
-    free(data);
-    return 0;
-}
+#include "replay.h"
 
-/* Replays every file of the corpus directory argv[1] (or the files given). */
 int main(int argc, char **argv)
 {
     if (argc < 2) {
         fprintf(stderr, "usage: %s corpus-dir|file...\n", argv[0]);
         return 2;
     }
-    unsigned runs = 0;
-    for (int a = 1; a < argc; a++) {
-        struct stat st;
-        if (stat(argv[a], &st) != 0) {
-            perror(argv[a]);
-            return 1;
-        }
-        if (!S_ISDIR(st.st_mode)) {
-            if (run_file(argv[a]) != 0)
-                return 1;
-            runs++;
-            continue;
-        }
-        DIR *dir = opendir(argv[a]);
-        if (dir == NULL) {
-            perror(argv[a]);
-            return 1;
-        }
-        struct dirent *e;
-        while ((e = readdir(dir)) != NULL) {
-            char path[4096];
-            snprintf(path, sizeof(path), "%s/%s", argv[a], e->d_name);
-            if (stat(path, &st) != 0 || !S_ISREG(st.st_mode))
-                continue;
-            if (run_file(path) != 0) {
-                closedir(dir);
-                return 1;
-            }
-            runs++;
-        }
-        closedir(dir);
-    }
-    printf("fuzz_options: %u inputs replayed\n", runs);
+    int runs = replay_corpus(argc, argv);
+    printf("fuzz_options: %d inputs replayed\n", runs);
     return runs > 0 ? 0 : 1;
 }
 #endif

@@ -11,6 +11,7 @@
 #include "init.h"
 #include "os.h"
 #include "size_class.h"
+#include "../common/size_class_model.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -22,19 +23,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
             abort();                                                                               \
         }                                                                                          \
     } while (0)
-
-/* The slot size a request of n bytes (1 <= n <= 16384) should get, from the documented
- * table: 16-byte steps up to 256, then eight equal steps per doubling. */
-static size_t model_slot_size(size_t n)
-{
-    if (n <= 256)
-        return (n + 15) / 16 * 16;
-    size_t lo = 256;
-    while (lo * 2 < n)
-        lo *= 2;
-    size_t step = lo / 8;
-    return (n + step - 1) / step * step;
-}
 
 static void check_size(size_t n)
 {
@@ -93,74 +81,18 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 }
 
 #ifndef HWTAG_LIBFUZZER
-static int run_file(const char *path)
-{
-    FILE *f = fopen(path, "rb");
-    if (f == NULL) {
-        perror(path);
-        return -1;
-    }
-    size_t cap = 1 << 16, len = 0;
-    uint8_t *data = malloc(cap);
-    CHECK(data != NULL, 0);
-    size_t got;
-    while ((got = fread(data + len, 1, cap - len, f)) > 0) {
-        len += got;
-        if (len == cap) {
-            cap *= 2;
-            data = realloc(data, cap);
-            CHECK(data != NULL, cap);
-        }
-    }
-    fclose(f);
-    LLVMFuzzerTestOneInput(data, len);
-    free(data);
-    return 0;
-}
+#include "replay.h"
 
-/* Replays every file of the corpus directory argv[1] (or the files given), then every
- * small size once. */
 int main(int argc, char **argv)
 {
     if (argc < 2) {
         fprintf(stderr, "usage: %s corpus-dir|file...\n", argv[0]);
         return 2;
     }
-    unsigned runs = 0;
-    for (int a = 1; a < argc; a++) {
-        struct stat st;
-        if (stat(argv[a], &st) != 0) {
-            perror(argv[a]);
-            return 1;
-        }
-        if (!S_ISDIR(st.st_mode)) {
-            if (run_file(argv[a]) != 0)
-                return 1;
-            runs++;
-            continue;
-        }
-        DIR *dir = opendir(argv[a]);
-        if (dir == NULL) {
-            perror(argv[a]);
-            return 1;
-        }
-        struct dirent *e;
-        while ((e = readdir(dir)) != NULL) {
-            char path[4096];
-            snprintf(path, sizeof(path), "%s/%s", argv[a], e->d_name);
-            if (stat(path, &st) != 0 || !S_ISREG(st.st_mode))
-                continue;
-            if (run_file(path) != 0) {
-                closedir(dir);
-                return 1;
-            }
-            runs++;
-        }
-        closedir(dir);
-    }
+    int runs = replay_corpus(argc, argv);
     for (size_t n = 1; n <= HWT_SMALL_MAX; n++)
         check_size(n);
-    printf("fuzz_size_class: %u inputs replayed\n", runs);
+    printf("fuzz_size_class: %d inputs replayed\n", runs);
     return runs > 0 ? 0 : 1;
 }
 #endif

@@ -9,19 +9,7 @@
 #include "init.h"
 #include "os.h"
 #include "size_class.h"
-
-/* The class table as documented: 16-byte steps up to 256, then eight equal steps per
- * doubling. Returns the slot size a request of n bytes (1 <= n <= 16384) should get. */
-static size_t model_slot_size(size_t n)
-{
-    if (n <= 256)
-        return (n + 15) / 16 * 16;
-    size_t lo = 256;
-    while (lo * 2 < n)
-        lo *= 2;
-    size_t step = lo / 8;
-    return (n + step - 1) / step * step;
-}
+#include "../common/size_class_model.h"
 
 static void test_every_small_size_fits_its_class(void **state)
 {
