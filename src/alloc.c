@@ -153,7 +153,7 @@ static void free_checked(struct hwt_tcache *tc, const void *ptr, struct hwt_span
                          struct hwt_large *l, uint32_t stack)
 {
     if (hwt_mte_active)
-        hwt_history_record(ptr, s != NULL ? s->slots[idx].requested : hwt_large_usable(l), stack,
+        hwt_history_record(ptr, s != NULL ? hwt_slab_requested(s, idx) : hwt_large_usable(l), stack,
                            true);
     if (s != NULL)
         free_small(tc, s, idx, stack);
@@ -201,7 +201,7 @@ static inline __attribute__((always_inline)) void *realloc_checked(void *ptr, si
         return NULL;
     }
     size_t old_usable = s != NULL ? hwt_slab_usable(s, idx) : hwt_large_usable(l);
-    size_t old_requested = s != NULL ? s->slots[idx].requested : old_usable;
+    size_t old_requested = s != NULL ? hwt_slab_requested(s, idx) : old_usable;
     if (s != NULL && hwt_slab_resize(s, idx, size)) {
         HWT_COUNT(live_bytes, (int64_t)hwt_align_up(size, HWT_GRANULE) - (int64_t)old_usable);
         return ptr;

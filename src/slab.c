@@ -94,9 +94,6 @@ static struct hwt_span *span_new(unsigned cls)
     struct hwt_span *s = hwt_meta_alloc(sizeof(*s), 64);
     uint64_t *bits = hwt_meta_alloc(words * sizeof(uint64_t), 16);
     struct hwt_slot *slots = hwt_meta_alloc(nslots * sizeof(struct hwt_slot), 16);
-    uint32_t *stacks = NULL;
-    if (hwt_opts.stacktrace == HWT_ON)
-        stacks = hwt_meta_alloc(2 * nslots * sizeof(uint32_t), 16);
     if (s == NULL || bits == NULL || slots == NULL)
         return NULL;
 
@@ -115,7 +112,6 @@ static struct hwt_span *span_new(unsigned cls)
     s->cls = (uint16_t)cls;
     s->free_bits = bits;
     s->slots = slots;
-    s->stacks = stacks;
     for (uint32_t i = 0; i < nslots; i++)
         bits[i / BITS_PER_WORD] |= UINT64_C(1) << (i % BITS_PER_WORD);
     s->nfree = nslots;
@@ -242,10 +238,10 @@ static inline __attribute__((always_inline)) unsigned neighbor_tag(const struct 
             return HWT_TAG_FREE;
         return mte_load_tag(addr);
     }
-    const struct hwt_slot *n = &s->slots[(int64_t)idx + dir];
-    if (__atomic_load_n(&n->state, __ATOMIC_RELAXED) != HWT_SLOT_LIVE)
+    uint64_t w = __atomic_load_n(&s->slots[(int64_t)idx + dir].word, __ATOMIC_RELAXED);
+    if (hwt_slot_state(w) != HWT_SLOT_LIVE)
         return HWT_TAG_FREE;
-    return __atomic_load_n(&n->tag, __ATOMIC_RELAXED);
+    return hwt_slot_tag(w);
 }
 
 void *hwt_slab_prepare(uintptr_t addr, size_t requested, bool zero, uint32_t stack)
@@ -257,41 +253,45 @@ void *hwt_slab_prepare(uintptr_t addr, size_t requested, bool zero, uint32_t sta
      * pointer always faults) and both neighbours' tags (a linear overflow always faults). */
     unsigned tag = HWT_TAG_UNTAGGED;
     if (hwt_mte_active) {
+        uint64_t old = hwt_slot_load(slot);
         uint16_t exclude = 0;
-        if (slot->state != HWT_SLOT_UNUSED)
-            exclude |= HWT_TAG_BIT(slot->tag);
+        if (hwt_slot_state(old) != HWT_SLOT_UNUSED)
+            exclude |= HWT_TAG_BIT(hwt_slot_tag(old));
         exclude |= HWT_TAG_BIT(neighbor_tag(s, idx, -1));
         exclude |= HWT_TAG_BIT(neighbor_tag(s, idx, 1));
         tag = hwt_tag_pick(exclude);
     }
     hwt_tag_range(addr, hwt_align_up(requested, HWT_GRANULE), tag, zero);
-    slot->requested = (uint16_t)requested;
-    slot->tag = (uint8_t)tag;
-    if (s->stacks != NULL) {
-        s->stacks[2 * (size_t)idx] = stack;
-        s->stacks[2 * (size_t)idx + 1] = 0;
-    }
-    __atomic_store_n(&slot->state, HWT_SLOT_LIVE, __ATOMIC_RELEASE);
+    __atomic_store_n(&slot->word, hwt_slot_word(HWT_SLOT_LIVE, tag, requested, stack, 0),
+                     __ATOMIC_RELEASE);
     return mte_with_tag(addr, tag);
 }
 
 uintptr_t hwt_slab_release(struct hwt_span *s, uint32_t idx, uint32_t stack)
 {
     struct hwt_slot *slot = &s->slots[idx];
-    uint8_t expected = HWT_SLOT_LIVE;
-    if (!__atomic_compare_exchange_n(&slot->state, &expected, HWT_SLOT_FREED, 0, __ATOMIC_ACQ_REL,
-                                     __ATOMIC_RELAXED))
-        return 0;
+    uint64_t w = hwt_slot_load(slot);
+    uint64_t freed;
+    do {
+        if (hwt_slot_state(w) != HWT_SLOT_LIVE)
+            return 0; /* a racing free got there first */
+        freed = hwt_slot_word(HWT_SLOT_FREED, hwt_slot_tag(w), hwt_slot_requested(w),
+                              hwt_slot_alloc_stack(w), stack);
+    } while (!__atomic_compare_exchange_n(&slot->word, &w, freed, 0, __ATOMIC_ACQ_REL,
+                                          __ATOMIC_ACQUIRE));
     uintptr_t addr = s->base + (uintptr_t)idx * s->slot_size;
-    if (s->stacks != NULL)
-        s->stacks[2 * (size_t)idx + 1] = stack;
-    hwt_tag_range(addr, hwt_align_up(slot->requested, HWT_GRANULE), HWT_TAG_FREE, false);
+    hwt_tag_range(addr, hwt_align_up(hwt_slot_requested(w), HWT_GRANULE), HWT_TAG_FREE, false);
     return addr;
+}
+
+size_t hwt_slab_requested(const struct hwt_span *s, uint32_t idx)
+{
+    return hwt_slot_requested(hwt_slot_load(&s->slots[idx]));
 }
 
 size_t hwt_slab_usable(const struct hwt_span *s, uint32_t idx)
 {
-    return hwt_align_up(s->slots[idx].requested, HWT_GRANULE);
+    return hwt_align_up(hwt_slab_requested(s, idx), HWT_GRANULE);
 }
 
 bool hwt_slab_resize(struct hwt_span *s, uint32_t idx, size_t new_size)
@@ -302,14 +302,18 @@ bool hwt_slab_resize(struct hwt_span *s, uint32_t idx, size_t new_size)
     if (hwt_size_to_class(new_size) != s->cls && new_size < s->slot_size / 2)
         return false;
     struct hwt_slot *slot = &s->slots[idx];
+    uint64_t w = hwt_slot_load(slot);
     uintptr_t addr = s->base + (uintptr_t)idx * s->slot_size;
-    size_t old_usable = hwt_align_up(slot->requested, HWT_GRANULE);
+    size_t old_usable = hwt_align_up(hwt_slot_requested(w), HWT_GRANULE);
     size_t new_usable = hwt_align_up(new_size, HWT_GRANULE);
     if (new_usable > old_usable)
-        hwt_tag_range(addr + old_usable, new_usable - old_usable, slot->tag, false);
+        hwt_tag_range(addr + old_usable, new_usable - old_usable, hwt_slot_tag(w), false);
     else if (new_usable < old_usable)
         hwt_tag_range(addr + new_usable, old_usable - new_usable, HWT_TAG_FREE, false);
-    slot->requested = (uint16_t)new_size;
+    __atomic_store_n(
+        &slot->word,
+        hwt_slot_word(HWT_SLOT_LIVE, hwt_slot_tag(w), new_size, hwt_slot_alloc_stack(w), 0),
+        __ATOMIC_RELEASE);
     return true;
 }
 
@@ -321,20 +325,20 @@ bool hwt_slab_lookup(uintptr_t addr, long delta, struct hwt_object *out)
     int64_t idx = (int64_t)hwt_slab_index(s, addr) + delta;
     if (idx < 0 || idx >= (int64_t)s->nslots)
         return false;
-    const struct hwt_slot *slot = &s->slots[idx];
-    uint8_t state = __atomic_load_n(&slot->state, __ATOMIC_ACQUIRE);
+    uint64_t w = hwt_slot_load(&s->slots[idx]);
+    unsigned state = hwt_slot_state(w);
     out->start = s->base + (uintptr_t)idx * s->slot_size;
-    out->requested = slot->requested;
-    out->size = hwt_align_up(slot->requested, HWT_GRANULE);
+    out->requested = hwt_slot_requested(w);
+    out->size = hwt_align_up(out->requested, HWT_GRANULE);
     out->class_size = s->slot_size;
     out->region_size = s->slot_size;
-    out->tag = slot->tag;
+    out->tag = hwt_slot_tag(w);
     out->large = false;
     out->live = state == HWT_SLOT_LIVE;
     out->ever_used = state != HWT_SLOT_UNUSED;
     out->sampled = true;
-    out->alloc_stack = s->stacks != NULL ? s->stacks[2 * idx] : 0;
-    out->free_stack = s->stacks != NULL && state == HWT_SLOT_FREED ? s->stacks[2 * idx + 1] : 0;
+    out->alloc_stack = hwt_slot_alloc_stack(w);
+    out->free_stack = state == HWT_SLOT_FREED ? hwt_slot_free_stack(w) : 0;
     return true;
 }
 
@@ -386,7 +390,7 @@ void hwt_slab_class_usage(struct hwt_class_usage *out)
                 continue;
             u->span_bytes += s->span_size;
             for (uint32_t k = 0; k < s->nslots; k++) {
-                if (__atomic_load_n(&s->slots[k].state, __ATOMIC_RELAXED) == HWT_SLOT_LIVE)
+                if (hwt_slot_state(hwt_slot_load(&s->slots[k])) == HWT_SLOT_LIVE)
                     u->live_slots++;
             }
             u->free_in_span += __atomic_load_n(&s->nfree, __ATOMIC_RELAXED);

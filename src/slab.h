@@ -11,15 +11,66 @@
 #include "../include/hwtag.h"
 #include "arch/mte.h"
 #include "heap.h"
+#include "stackdepot.h"
 
 enum hwt_slot_state { HWT_SLOT_UNUSED = 0, HWT_SLOT_LIVE = 1, HWT_SLOT_FREED = 2 };
 
-/* Out-of-band state of one slot; written by the thread that owns the slot at the time. */
+/* Out-of-band state of one slot: one 64-bit word, changed with atomics, 8 bytes a slot
+ * with the stacks (glibc spends 8 bytes of header on each chunk):
+ *   bits  0-1  state (enum hwt_slot_state)
+ *   bits  2-5  tag: live, the object's; freed, the tag it had (never the next one)
+ *   bits  6-20 requested size of the last allocation (<= HWT_SMALL_MAX)
+ *   bits 21-40 stack-depot id of the last allocation (HWT_DEPOT_ID_BITS)
+ *   bits 41-60 stack-depot id of the last free */
 struct hwt_slot {
-    uint16_t requested; /* bytes asked for by the last allocation */
-    uint8_t tag;        /* live: the object's tag; freed: the tag it had (never reused next) */
-    uint8_t state;      /* enum hwt_slot_state, changed with atomics */
+    uint64_t word;
 };
+
+#define HWT_SLOT_TAG_SHIFT 2u
+#define HWT_SLOT_REQ_SHIFT 6u
+#define HWT_SLOT_REQ_MASK 0x7fffu
+#define HWT_SLOT_ALLOC_SHIFT 21u
+#define HWT_SLOT_FREE_SHIFT 41u
+#define HWT_SLOT_STACK_MASK ((UINT64_C(1) << HWT_DEPOT_ID_BITS) - 1)
+
+static inline uint64_t hwt_slot_load(const struct hwt_slot *slot)
+{
+    return __atomic_load_n(&slot->word, __ATOMIC_ACQUIRE);
+}
+
+static inline unsigned hwt_slot_state(uint64_t w)
+{
+    return (unsigned)(w & 3u);
+}
+
+static inline unsigned hwt_slot_tag(uint64_t w)
+{
+    return (unsigned)(w >> HWT_SLOT_TAG_SHIFT) & (HWT_TAG_COUNT - 1);
+}
+
+static inline size_t hwt_slot_requested(uint64_t w)
+{
+    return (size_t)(w >> HWT_SLOT_REQ_SHIFT) & HWT_SLOT_REQ_MASK;
+}
+
+static inline uint32_t hwt_slot_alloc_stack(uint64_t w)
+{
+    return (uint32_t)((w >> HWT_SLOT_ALLOC_SHIFT) & HWT_SLOT_STACK_MASK);
+}
+
+static inline uint32_t hwt_slot_free_stack(uint64_t w)
+{
+    return (uint32_t)((w >> HWT_SLOT_FREE_SHIFT) & HWT_SLOT_STACK_MASK);
+}
+
+static inline uint64_t hwt_slot_word(unsigned state, unsigned tag, size_t requested,
+                                     uint32_t alloc_stack, uint32_t free_stack)
+{
+    return (uint64_t)state | (uint64_t)tag << HWT_SLOT_TAG_SHIFT |
+           (uint64_t)(requested & HWT_SLOT_REQ_MASK) << HWT_SLOT_REQ_SHIFT |
+           (uint64_t)(alloc_stack & HWT_SLOT_STACK_MASK) << HWT_SLOT_ALLOC_SHIFT |
+           (uint64_t)(free_stack & HWT_SLOT_STACK_MASK) << HWT_SLOT_FREE_SHIFT;
+}
 
 struct hwt_span {
     uintptr_t base;     /* untagged, aligned to span_size */
@@ -33,9 +84,6 @@ struct hwt_span {
     uint8_t pad;
     uint64_t *free_bits; /* 1 = available in the span; central lock */
     struct hwt_slot *slots;
-    /* per slot: depot ids of the last allocation and free ([2i], [2i+1]); NULL when stacks
-     * are off, so that metadata is 4 bytes a slot then */
-    uint32_t *stacks;
     struct hwt_span *next, *prev; /* central lists; central lock */
 };
 
@@ -112,8 +160,8 @@ static inline enum hwt_free_check hwt_slab_check(const void *ptr, struct hwt_spa
     uint32_t idx = hwt_slab_index(s, addr);
     if (idx >= s->nslots || s->base + (uintptr_t)idx * s->slot_size != addr)
         return HWT_FREE_INVALID;
-    const struct hwt_slot *slot = &s->slots[idx];
-    uint8_t state = __atomic_load_n(&slot->state, __ATOMIC_ACQUIRE);
+    uint64_t w = hwt_slot_load(&s->slots[idx]);
+    unsigned state = hwt_slot_state(w);
     *span_out = s;
     *idx_out = idx;
     if (state == HWT_SLOT_UNUSED)
@@ -121,7 +169,7 @@ static inline enum hwt_free_check hwt_slab_check(const void *ptr, struct hwt_spa
     if (state != HWT_SLOT_LIVE)
         return HWT_FREE_DOUBLE;
     /* A stale pointer to a slot that was freed and reused carries the old tag. */
-    if (hwt_mte_active && mte_ptr_tag(ptr) != slot->tag)
+    if (hwt_mte_active && mte_ptr_tag(ptr) != hwt_slot_tag(w))
         return HWT_FREE_DOUBLE;
     return HWT_FREE_OK;
 }
@@ -130,6 +178,8 @@ static inline enum hwt_free_check hwt_slab_check(const void *ptr, struct hwt_spa
  * free and records the stack. Returns the untagged slot address or 0 on a lost race. */
 uintptr_t hwt_slab_release(struct hwt_span *s, uint32_t idx, uint32_t stack);
 
+/* Requested size of the slot's last object. */
+size_t hwt_slab_requested(const struct hwt_span *s, uint32_t idx);
 /* Usable size of a live small object (its requested size rounded up to the granule). */
 size_t hwt_slab_usable(const struct hwt_span *s, uint32_t idx);
 

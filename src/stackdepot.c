@@ -33,7 +33,8 @@ struct depot_record {
 };
 
 _Static_assert(sizeof(struct depot_record) % HWT_DEPOT_UNIT == 0, "record header in whole units");
-_Static_assert(HWT_DEPOT_POOL_UNITS < UINT32_MAX, "ids are 32-bit unit indexes");
+_Static_assert(HWT_DEPOT_POOL_UNITS <= (1u << HWT_DEPOT_ID_BITS),
+               "ids are unit indexes below 2^HWT_DEPOT_ID_BITS");
 
 enum { DEPOT_UNINIT, DEPOT_BUSY, DEPOT_READY, DEPOT_FAILED };
 
