@@ -39,14 +39,17 @@ struct hwt_large {
 /* Freed mappings kept mapped and tagged free: a use after free faults as a tag mismatch
  * and a new allocation reuses them without a system call. */
 /* The cache keeps address space generously (a program that churns big buffers reuses them
- * without mmap/munmap) but little memory: see RELEASE_ON_FREE and CACHE_MAX_RESIDENT. */
+ * without mmap/munmap) but little memory: see RELEASE_ON_FREE and cache_budget(). */
 #define CACHE_MAX_ENTRIES 256u
 #define CACHE_MAX_BYTES ((size_t)1 << 30)
 #define CACHE_MAX_BLOCK ((size_t)64 << 20)
-/* Pages of freed objects kept resident in the cache, at most. */
-#define CACHE_MAX_RESIDENT ((size_t)8 << 20)
+/* Pages of freed objects kept resident in the cache, at most: a base plus a share of the
+ * live page-backed bytes, so a program churning big buffers reuses them warm while one that
+ * is done with them gets the memory back. */
+#define CACHE_RESIDENT_BASE ((size_t)1 << 20)
+#define CACHE_RESIDENT_SHARE 8u /* 1/8 of the live bytes */
 /* Freed objects this big give their pages back at once (kept mapped, as address space);
- * smaller ones only when the cache already holds CACHE_MAX_RESIDENT bytes of pages. */
+ * smaller ones only when the cache already holds its budget of pages. */
 #define RELEASE_ON_FREE ((size_t)4 << 20)
 /* A tagged object this big gives its pages back instead of being retagged free: one
  * system call costs less than a tagging pass, and its next user retags it anyway. */
@@ -60,6 +63,12 @@ static struct hwt_large *cache_head, *cache_tail; /* oldest at head */
 static uint32_t cache_entries;
 static size_t cache_bytes;
 static size_t cache_resident; /* bytes of cached mappings not given back; large_lock */
+static size_t live_mapped;    /* map bytes of live objects; large_lock */
+
+static size_t cache_budget(void)
+{
+    return CACHE_RESIDENT_BASE + live_mapped / CACHE_RESIDENT_SHARE;
+}
 static uint64_t mapped_bytes;
 
 static unsigned bucket_of(uintptr_t start)
@@ -237,6 +246,7 @@ void *hwt_large_alloc(size_t size, size_t align, bool zero, uint32_t stack)
      * must fault. */
     uint16_t exclude = l->sampled ? HWT_TAG_BIT(l->tag) : 0;
     l->state = REC_LIVE;
+    live_mapped += l->map_size;
     l->requested = size;
     l->alloc_stack = stack;
     l->free_stack = 0;
@@ -316,6 +326,7 @@ void hwt_large_free(struct hwt_large *l, uint32_t stack)
         hwt_unlock(&large_lock);
         return;
     }
+    live_mapped -= l->map_size;
     if (l->map_size > CACHE_MAX_BLOCK) {
         /* Too big to keep: give it back now (a later access faults as unmapped). */
         hash_remove_locked(l);
@@ -337,7 +348,7 @@ void hwt_large_free(struct hwt_large *l, uint32_t stack)
         cache_bytes += l->map_size;
         cache_resident += l->resident;
         /* Over the page budget: the oldest cached objects give their pages back first. */
-        for (struct hwt_large *c = cache_head; c != NULL && cache_resident > CACHE_MAX_RESIDENT;
+        for (struct hwt_large *c = cache_head; c != NULL && cache_resident > cache_budget();
              c = c->cnext) {
             if (c == l || c->resident < c->map_size)
                 continue; /* the new one, or pages already given back */
