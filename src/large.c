@@ -174,19 +174,37 @@ static void retag_owned(struct hwt_large *l, size_t usable, unsigned tag, bool z
 }
 
 /* A free-tagged guard page below the object and at least one guard granule past it
- * (also for page-multiple sizes), plus room to align the start. */
-static size_t map_size_for(size_t size, size_t align)
+ * (also for page-multiple sizes). */
+static size_t map_size_for(size_t size)
 {
-    size_t extra = align > hwt_page_size ? align - hwt_page_size : 0;
     return hwt_page_size +
-           hwt_align_up(hwt_align_up(size, HWT_GRANULE) + HWT_GRANULE, hwt_page_size) + extra;
+           hwt_align_up(hwt_align_up(size, HWT_GRANULE) + HWT_GRANULE, hwt_page_size);
+}
+
+/* A fresh mapping of need bytes whose second page is aligned to align: over-maps by align
+ * and gives the unused head and tail back, so the mapping (and its tagging) stays need
+ * bytes whatever the alignment. */
+static void *map_aligned(size_t need, size_t align, bool mte)
+{
+    if (align <= hwt_page_size)
+        return hwt_os_map(need, mte);
+    char *m = hwt_os_map(need + align, mte);
+    if (m == NULL)
+        return NULL;
+    uintptr_t start = hwt_align_up((uintptr_t)m + hwt_page_size, align) - hwt_page_size;
+    if (start > (uintptr_t)m)
+        hwt_os_unmap(m, start - (uintptr_t)m);
+    uintptr_t end = (uintptr_t)m + need + align;
+    if (end > start + need)
+        hwt_os_unmap((void *)(start + need), end - (start + need));
+    return (void *)start;
 }
 
 void *hwt_large_alloc(size_t size, size_t align, bool zero, uint32_t stack)
 {
-    if (size > ((size_t)1 << 47))
+    if (size > hwt_os_memory_bytes || align > hwt_os_memory_bytes)
         return NULL;
-    size_t need = map_size_for(size, align);
+    size_t need = map_size_for(size);
     size_t usable = hwt_align_up(size, HWT_GRANULE);
     unsigned order = hwt_page_order(size);
     bool sampled = hwt_sample_should_tag(order);
@@ -210,7 +228,7 @@ void *hwt_large_alloc(size_t size, size_t align, bool zero, uint32_t stack)
     }
     if (l == NULL) {
         hwt_unlock(&large_lock);
-        void *m = hwt_os_map(need, mte);
+        void *m = map_aligned(need, align, mte);
         if (m == NULL)
             return NULL;
         hwt_lock(&large_lock);

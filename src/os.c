@@ -7,6 +7,7 @@
 #include <sys/auxv.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/sysinfo.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -32,6 +33,7 @@
 #endif
 
 size_t hwt_page_size = 4096;
+size_t hwt_os_memory_bytes = SIZE_MAX;
 int hwt_mte_active;
 size_t hwt_mte_dcz_block = 64;
 
@@ -40,6 +42,12 @@ void hwt_os_init(void)
     unsigned long ps = getauxval(AT_PAGESZ);
     if (ps >= 4096 && (ps & (ps - 1)) == 0)
         hwt_page_size = ps;
+    struct sysinfo si;
+    if (syscall(SYS_sysinfo, &si) == 0 && si.totalram > 0) {
+        uint64_t bytes = ((uint64_t)si.totalram + si.totalswap) * (si.mem_unit ? si.mem_unit : 1);
+        if (bytes < SIZE_MAX)
+            hwt_os_memory_bytes = (size_t)bytes;
+    }
 }
 
 static int prot_for(bool tagged)

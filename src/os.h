@@ -10,6 +10,9 @@
 
 /* Page size, read from the auxiliary vector at start-up. */
 extern size_t hwt_page_size;
+/* RAM plus swap: no single request larger than this can be met (an early ENOMEM, where
+ * mmap's overcommit check may not catch it, e.g. under QEMU's user mode). */
+extern size_t hwt_os_memory_bytes;
 
 void hwt_os_init(void);
 /* Maps size bytes of fresh zeroed memory, PROT_MTE when tagged and MTE is active.

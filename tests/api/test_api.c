@@ -73,6 +73,8 @@ static void test_sizes_are_usable_and_aligned(void **state)
         free(p);
     }
     assert_int_equal(malloc_usable_size(NULL), 0);
+    int on_stack = 0;
+    assert_int_equal(malloc_usable_size(&on_stack), 0);
 }
 
 static void test_calloc_zeroes_reused_memory(void **state)
@@ -122,6 +124,14 @@ static void test_overflowing_requests_fail_with_enomem(void **state)
     assert_int_equal(errno, ENOMEM);
     assert_string_equal(p, "kept");
     free(p);
+    /* more than the machine has, also when it fits the address space: no mapping is made
+     * (and nothing tags terabytes) */
+    errno = 0;
+    assert_null(malloc((size_t)1 << 46));
+    assert_int_equal(errno, ENOMEM);
+    errno = 0;
+    assert_null(memalign((size_t)1 << 44, 1));
+    assert_int_equal(errno, ENOMEM);
 }
 
 static void test_realloc_keeps_contents(void **state)
