@@ -46,7 +46,7 @@ struct hwt_large {
 /* Pages of freed objects kept resident in the cache, at most: a base plus a share of the
  * live page-backed bytes, so a program churning big buffers reuses them warm while one that
  * is done with them gets the memory back. */
-#define CACHE_RESIDENT_BASE ((size_t)1 << 20)
+#define CACHE_RESIDENT_BASE ((size_t)256 << 10)
 #define CACHE_RESIDENT_SHARE 8u /* 1/8 of the live bytes */
 /* Freed objects this big give their pages back at once (kept mapped, as address space);
  * smaller ones only when the cache already holds its budget of pages. */
