@@ -26,9 +26,9 @@ static uint32_t bin_max(unsigned cls)
     size_t size = hwt_class_size(cls);
     /* few of the big ones: every cached slot is memory the program is not using */
     if (size <= 256)
-        return 64;
+        return 32;
     if (size <= 1024)
-        return 16;
+        return 8;
     if (size <= 4096)
         return 4;
     return 2;
