@@ -43,14 +43,16 @@ dest=$(cd "$1" && pwd)
 
 # Unpacked into DESTDIR; they must come from one Debian version set.
 extract_pkgs=(python3.11-minimal libpython3.11-minimal libpython3.11-stdlib
-    sqlite3 iperf3)
+    sqlite3 iperf3 coreutils grep sed gawk findutils)
 # Installed as :arm64 (all "Multi-Arch: same"): the run-time libraries of the
 # programs above and of the python extension modules the tests import.
 arm64_libs=(libc6 libgcc-s1 libexpat1 zlib1g libssl3 libffi8 libsqlite3-0
     libreadline8 libtinfo6 libncursesw6 libbz2-1.0 liblzma5 libuuid1 libcrypt1
-    libnsl2 libtirpc3 libiperf0 libsctp1)
+    libnsl2 libtirpc3 libiperf0 libsctp1 libpcre2-8-0 libsigsegv2 libselinux1 libacl1
+    libattr1 libgmp10 libmpfr6)
 host_pkgs=(qemu-user)
-programs=(usr/bin/python3.11 usr/bin/sqlite3 usr/bin/iperf3)
+programs=(usr/bin/python3.11 usr/bin/sqlite3 usr/bin/iperf3 usr/bin/sort bin/grep bin/sed
+    usr/bin/gawk usr/bin/find)
 stamp="$dest/.fetched"
 # shellcheck disable=SC2054 # the comma is part of the -cpu argument
 qemu=(qemu-aarch64 -cpu max,sve=off -L /)
@@ -132,6 +134,11 @@ ln -sfn python3.11 "$dest/usr/bin/python3"
     { echo "fetch-arm64-programs: arm64 sqlite3 does not start" >&2; exit 1; }
 "${qemu[@]}" "$dest/usr/bin/iperf3" --version >/dev/null ||
     { echo "fetch-arm64-programs: arm64 iperf3 does not start" >&2; exit 1; }
+
+for tool in usr/bin/sort bin/grep bin/sed usr/bin/gawk usr/bin/find; do
+    "${qemu[@]}" "$dest/$tool" --version >/dev/null ||
+        { echo "fetch-arm64-programs: arm64 $tool does not start" >&2; exit 1; }
+done
 
 sort "$work/stamp" >"$stamp"
 echo "fetch-arm64-programs: done ($(paste -sd' ' "$stamp"))"

@@ -6,7 +6,7 @@
 # Usage:
 #   run_program.sh CASE --lib PATH --programs DIR [options]
 #
-#   CASE             python | sqlite | iperf | all
+#   CASE             python | sqlite | iperf | tools | all
 #   --lib PATH       libhwtag.so to preload in the second run; `none` runs
 #                    glibc twice (develops the test itself, without a library)
 #   --programs DIR   tree made by scripts/fetch-arm64-programs.sh DIR
@@ -19,6 +19,8 @@
 #   -h, --help       this text
 #
 # Cases (all print one `PASS: ...` or `FAIL: ...` line per case):
+#   tools   Debian's arm64 sort, uniq, grep, sed, gawk, find, tac, sha256sum on
+#           inputs made by the test; each compared as for python.
 #   python  DIR/usr/bin/python3 tests/integration/workload.py with
 #           PYTHONMALLOC=malloc and PYTHONHASHSEED=0: stdout, stderr and exit
 #           status must be identical between the glibc run and the preloaded
@@ -73,13 +75,13 @@ while [ $# -gt 0 ]; do
     --scale) [ $# -ge 2 ] || die_usage "--scale needs a factor"; scale=$2; shift 2 ;;
     --keep) keep=1; shift ;;
     -h | --help) usage; exit 0 ;;
-    python | sqlite | iperf | all)
+    python | sqlite | iperf | tools | all)
         [ -z "$case_name" ] || die_usage "more than one CASE"
         case_name=$1; shift ;;
     *) die_usage "unknown argument '$1'" ;;
     esac
 done
-[ -n "$case_name" ] || die_usage "missing CASE (python|sqlite|iperf|all)"
+[ -n "$case_name" ] || die_usage "missing CASE (python|sqlite|iperf|tools|all)"
 [ -n "$lib" ] || die_usage "missing --lib PATH (or --lib none)"
 [ -n "$programs" ] || die_usage "missing --programs DIR"
 [[ $timeout_s =~ ^[0-9]+$ ]] || die_usage "--timeout wants whole seconds"
@@ -357,7 +359,34 @@ case_iperf() {
         "server received $(cut -d' ' -f1 "$work/iperf/preload/check") bytes"
 }
 
-if [ "$case_name" = all ]; then cases=(python sqlite iperf); else cases=("$case_name"); fi
+# tool NAME PROGRAM ARGS...: one text tool, glibc run against preloaded run.
+tool() {
+    local name=$1 prog=$2
+    shift 2
+    run_to "$work/tools/$name/glibc" -- "$programs/$prog" "$@"
+    run_to "$work/tools/$name/preload" "${preload[@]}" -- "$programs/$prog" "$@"
+    compare_runs "tools ($name)" "$work/tools/$name/glibc" "$work/tools/$name/preload"
+}
+
+# Debian's arm64 text tools (coreutils, grep, sed, gawk, findutils) on inputs made here.
+case_tools() {
+    local d=$work/tools-data
+    mkdir -p "$d"
+    seq 1 200000 | awk '{ print ($1 * 7919) % 100003, $1 }' >"$d/nums"
+    cat "$here"/*.py "$here"/*.sql "$here"/*.sh >"$d/text"
+    tool sort-n usr/bin/sort -n -k1,1 -k2,2 "$d/nums" &&
+        tool sort-text usr/bin/sort -f "$d/text" &&
+        tool uniq usr/bin/uniq -c "$d/text" &&
+        tool grep bin/grep -n -E '(malloc|free|alloc)[a-z_]*' "$d/text" &&
+        tool sed bin/sed -e 's/[0-9][0-9]*/N/g' -e 's/^N/X/' "$d/nums" &&
+        tool gawk usr/bin/gawk '{ s += $1; c[$1 % 97]++ } END { for (k in c) m += c[k] * k; print s, m, length(c) }' "$d/nums" &&
+        tool find usr/bin/find "$here" -type f &&
+        tool tac usr/bin/tac "$d/text" &&
+        tool sha256 usr/bin/sha256sum "$d/nums" "$d/text" || return 1
+    echo "PASS: integration tools: sort, uniq, grep, sed, gawk, find, tac, sha256sum: output identical to glibc's"
+}
+
+if [ "$case_name" = all ]; then cases=(python sqlite iperf tools); else cases=("$case_name"); fi
 for c in "${cases[@]}"; do
     "case_$c" || status=1
 done
