@@ -106,9 +106,8 @@ __attribute__((noinline)) void *hwt_alloc(size_t size, size_t align, bool zero)
 }
 
 static inline __attribute__((always_inline)) void
-free_small(struct hwt_tcache *tc, struct hwt_span *s, uint32_t idx, uint32_t stack)
+free_small(struct hwt_tcache *tc, struct hwt_span *s, uint32_t idx, size_t usable, uint32_t stack)
 {
-    size_t usable = hwt_slab_usable(s, idx);
     uintptr_t addr = hwt_slab_release(s, idx, stack);
     if (addr == 0) {
         /* another thread freed it between our check and now */
@@ -152,11 +151,12 @@ check_pointer(const void *ptr, struct hwt_span **s, uint32_t *idx, struct hwt_la
 static void free_checked(struct hwt_tcache *tc, const void *ptr, struct hwt_span *s, uint32_t idx,
                          struct hwt_large *l, uint32_t stack)
 {
+    /* one read of the slot's size serves the history ring and the counters */
+    size_t size = s != NULL ? hwt_slab_requested(s, idx) : hwt_large_usable(l);
     if (hwt_mte_active)
-        hwt_history_record(ptr, s != NULL ? hwt_slab_requested(s, idx) : hwt_large_usable(l), stack,
-                           true);
+        hwt_history_record(ptr, size, stack, true);
     if (s != NULL)
-        free_small(tc, s, idx, stack);
+        free_small(tc, s, idx, hwt_align_up(size, HWT_GRANULE), stack);
     else
         hwt_large_free(l, stack);
 }

@@ -27,16 +27,6 @@
 #include "symbolize.h"
 #include "unwind.h"
 
-#ifndef SEGV_MTEAERR
-#define SEGV_MTEAERR 8
-#endif
-#ifndef SEGV_MTESERR
-#define SEGV_MTESERR 9
-#endif
-#ifndef SA_EXPOSE_TAGBITS
-#define SA_EXPOSE_TAGBITS 0x00000800
-#endif
-
 /* libunwind and the symbolizer run on this stack; 64 KiB leaves them ample room. */
 #define ALT_STACK_SIZE (64u * 1024u)
 /* Slots on each side searched for the object a stray pointer's tag belongs to. */

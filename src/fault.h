@@ -3,10 +3,22 @@
 #ifndef HWT_FAULT_H
 #define HWT_FAULT_H
 
+#include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
 
 #include "../include/hwtag.h"
+
+/* Linux's MTE fault codes and sigaction flag, for C libraries whose headers predate them. */
+#ifndef SEGV_MTEAERR
+#define SEGV_MTEAERR 8
+#endif
+#ifndef SEGV_MTESERR
+#define SEGV_MTESERR 9
+#endif
+#ifndef SA_EXPOSE_TAGBITS
+#define SA_EXPOSE_TAGBITS 0x00000800
+#endif
 
 /* Installs the handler (SA_SIGINFO|SA_ONSTACK|SA_EXPOSE_TAGBITS), remembering the
  * previous disposition for faults that are not ours; also opens HWTAG_LOG_PATH.

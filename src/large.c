@@ -36,9 +36,9 @@ struct hwt_large {
 };
 
 #define HASH_BUCKETS 4096u
-/* Freed mappings kept mapped and tagged free: a use after free faults as a tag mismatch
- * and a new allocation reuses them without a system call. */
-/* The cache keeps address space generously (a program that churns big buffers reuses them
+/* Freed mappings stay mapped and tagged free (a use after free faults as a tag mismatch)
+ * and a new allocation reuses them without a system call. The cache keeps address space
+ * generously (a program that churns big buffers reuses them
  * without mmap/munmap) but little memory: see RELEASE_ON_FREE and cache_budget(). */
 #define CACHE_MAX_ENTRIES 256u
 #define CACHE_MAX_BYTES ((size_t)1 << 30)
@@ -64,12 +64,12 @@ static uint32_t cache_entries;
 static size_t cache_bytes;
 static size_t cache_resident; /* bytes of cached mappings not given back; large_lock */
 static size_t live_mapped;    /* map bytes of live objects; large_lock */
+static uint64_t mapped_bytes; /* all mappings, live and cached */
 
 static size_t cache_budget(void)
 {
     return CACHE_RESIDENT_BASE + live_mapped / CACHE_RESIDENT_SHARE;
 }
-static uint64_t mapped_bytes;
 
 static unsigned bucket_of(uintptr_t start)
 {
@@ -122,11 +122,10 @@ static void cache_unlink_locked(struct hwt_large *l)
     cache_resident -= l->resident;
 }
 
-/* Unmaps the oldest cached mapping; returns it (unlocked) to the caller for munmap. */
-static void evict_oldest_locked(uintptr_t *map, size_t *size)
+/* Ends a record (not in the cache list) for good; the caller unmaps *map, *size once it has
+ * dropped the lock. */
+static void retire_locked(struct hwt_large *l, uintptr_t *map, size_t *size)
 {
-    struct hwt_large *l = cache_head;
-    cache_unlink_locked(l);
     hash_remove_locked(l);
     *map = l->map_start;
     *size = l->map_size;
@@ -320,17 +319,20 @@ void hwt_large_free(struct hwt_large *l, uint32_t stack)
     size_t evict_size[2];
     unsigned evicted = 0;
     size_t usable = hwt_align_up(l->requested, HWT_GRANULE);
+    /* Too big to keep: unmapped below, so neither its pages nor its tags need any work (a
+     * later access faults as unmapped). */
+    bool keep = l->map_size <= CACHE_MAX_BLOCK;
 
     l->free_stack = stack;
     l->resident = l->map_size;
     /* A big object's pages go back to the OS at once; a smaller one stays resident (retagged
      * free) while the cache holds few pages, for a quick reuse. */
-    if (l->area >= RELEASE_ON_FREE ||
-        (l->area_tag != HWT_TAG_UNTAGGED && l->area >= RELEASE_TAGGED))
+    if (keep && (l->area >= RELEASE_ON_FREE ||
+                 (l->area_tag != HWT_TAG_UNTAGGED && l->area >= RELEASE_TAGGED)))
         release_pages(l);
     /* Retag a tagged object free so the old pointer faults; an unsampled one stays tag 0:
      * skipping its tagging is what sampling buys. */
-    if (l->area_tag != HWT_TAG_UNTAGGED) {
+    if (keep && l->area_tag != HWT_TAG_UNTAGGED) {
         hwt_tag_range(l->start, l->area, HWT_TAG_FREE, false);
         l->area_tag = HWT_TAG_FREE;
     }
@@ -345,15 +347,9 @@ void hwt_large_free(struct hwt_large *l, uint32_t stack)
         return;
     }
     live_mapped -= l->map_size;
-    if (l->map_size > CACHE_MAX_BLOCK) {
-        /* Too big to keep: give it back now (a later access faults as unmapped). */
-        hash_remove_locked(l);
-        evict_map[evicted] = l->map_start;
-        evict_size[evicted++] = l->map_size;
-        mapped_bytes -= l->map_size;
-        __atomic_store_n(&l->state, REC_DEAD, __ATOMIC_RELEASE);
-        l->cnext = dead_list;
-        dead_list = l;
+    if (!keep) {
+        retire_locked(l, &evict_map[evicted], &evict_size[evicted]);
+        evicted++;
     } else {
         l->cnext = NULL;
         l->cprev = cache_tail;
@@ -376,7 +372,9 @@ void hwt_large_free(struct hwt_large *l, uint32_t stack)
         }
         while (evicted < 2 && cache_head != NULL &&
                (cache_entries > CACHE_MAX_ENTRIES || cache_bytes > CACHE_MAX_BYTES)) {
-            evict_oldest_locked(&evict_map[evicted], &evict_size[evicted]);
+            struct hwt_large *oldest = cache_head;
+            cache_unlink_locked(oldest);
+            retire_locked(oldest, &evict_map[evicted], &evict_size[evicted]);
             evicted++;
         }
     }

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* Small objects: spans carved from one PROT_MTE reservation, slot metadata out of band,
- * per-class central lists. It never stores anything inside user memory. */
+/* Small objects: spans carved from PROT_MTE regions reserved on demand, slot metadata out of
+ * band, per-class central lists. It never stores anything inside user memory. */
 #include "slab.h"
 
 #include "arch/mte.h"

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* Small objects: spans of equal slots carved from one PROT_MTE reservation, slot state
- * kept out of band, central per-class free lists behind a lock. */
+/* Small objects: spans of equal slots carved from PROT_MTE regions, slot state kept out
+ * of band, central per-class free lists behind a lock. */
 #ifndef HWT_SLAB_H
 #define HWT_SLAB_H
 

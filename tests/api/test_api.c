@@ -21,6 +21,7 @@
 /* Weak, so the preloaded build runs (and fails loudly below) if the preload is missing. */
 extern const char *hwtag_version(void) __attribute__((weak));
 extern int hwtag_get_stats(struct hwtag_stats *out, size_t size) __attribute__((weak));
+extern void hwtag_print_stats(int fd) __attribute__((weak));
 
 #define TAG_MASK (~((uintptr_t)0xff << 56))
 
@@ -42,6 +43,35 @@ static void test_libhwtag_is_the_allocator(void **state)
     assert_true(after.small_allocs >= before.small_allocs + 1);
     assert_true(after.small_frees >= before.small_frees + 1);
     assert_int_equal(hwtag_get_stats(&after, 8), -1);
+}
+
+/* The text statistics name the size classes in use, with their live bytes. */
+static void test_print_stats_shows_classes(void **state)
+{
+    (void)state;
+    void *keep[64];
+    int fds[2];
+    char text[16384];
+    assert_non_null(hwtag_print_stats);
+    for (int i = 0; i < 64; i++)
+        keep[i] = malloc(100); /* class 112 */
+    assert_int_equal(pipe(fds), 0);
+    hwtag_print_stats(fds[1]);
+    close(fds[1]);
+    ssize_t n = read(fds[0], text, sizeof(text) - 1);
+    close(fds[0]);
+    assert_true(n > 0);
+    text[n] = '\0';
+    assert_non_null(strstr(text, "hwtag stats:"));
+    const char *line = strstr(text, "class   112:");
+    if (line == NULL)
+        fail_msg("no class 112 line in:\n%s", text);
+    /* at least the 64 objects kept here: 64 * 112 bytes = 7 KiB live */
+    const char *committed = strstr(line, "KiB committed, ");
+    assert_non_null(committed);
+    assert_true(strtoul(committed + strlen("KiB committed, "), NULL, 10) >= 7);
+    for (int i = 0; i < 64; i++)
+        free(keep[i]);
 }
 
 static void test_malloc_zero_gives_distinct_pointers(void **state)
@@ -371,6 +401,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_libhwtag_is_the_allocator),
+        cmocka_unit_test(test_print_stats_shows_classes),
         cmocka_unit_test(test_malloc_zero_gives_distinct_pointers),
         cmocka_unit_test(test_sizes_are_usable_and_aligned),
         cmocka_unit_test(test_calloc_zeroes_reused_memory),

@@ -10,10 +10,6 @@
 #include "fault.h"
 #include "hwtag.h"
 
-#ifndef SA_EXPOSE_TAGBITS
-#define SA_EXPOSE_TAGBITS 0x00000800
-#endif
-
 #define CAUGHT_EXIT 42
 
 static int report_fd = -1;

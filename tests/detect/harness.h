@@ -9,12 +9,7 @@
 #include <signal.h>
 #include <stdint.h>
 
-#ifndef SEGV_MTEAERR
-#define SEGV_MTEAERR 8
-#endif
-#ifndef SEGV_MTESERR
-#define SEGV_MTESERR 9
-#endif
+#include "fault.h" /* SEGV_MTESERR, SEGV_MTEAERR, SA_EXPOSE_TAGBITS */
 
 struct child_result {
     bool faulted; /* the child's own SIGSEGV catcher ran */

@@ -221,6 +221,31 @@ static void test_use_after_free_large(void **state)
     expect_tag_fault(&w);
 }
 
+static void touch_after_huge_free(void *arg)
+{
+    (void)arg;
+    size_t size = (size_t)80 << 20; /* more than the cache keeps: unmapped when freed */
+    unsigned char *volatile p = malloc(size);
+    if (p == NULL)
+        _exit(4);
+    p[size - 1] = 1;
+    free((void *)p);
+    sink = p[4096];
+}
+
+/* A freed object too big for the cache is unmapped: a later access is a plain SIGSEGV on
+ * an unmapped page, which counts as a detection (issue 3, point 6). */
+static void test_use_after_free_of_huge_object(void **state)
+{
+    (void)state;
+    struct child_result r;
+    if (!tagging_active())
+        skip();
+    assert_true(run_child(CATCH_SEGV, touch_after_huge_free, NULL, &r));
+    assert_true(r.faulted);
+    assert_int_equal(r.si_code, SEGV_MAPERR);
+}
+
 /* kmalloc_memmove_invalid_size, kasan_memchr, kasan_memcmp, kasan_strings, memset */
 static void test_string_functions_past_end(void **state)
 {
@@ -351,6 +376,7 @@ int main(void)
         cmocka_unit_test(test_oob_left_large),
         cmocka_unit_test(test_use_after_free_small),
         cmocka_unit_test(test_use_after_free_large),
+        cmocka_unit_test(test_use_after_free_of_huge_object),
         cmocka_unit_test(test_string_functions_past_end),
         cmocka_unit_test(test_realloc_grow_and_shrink),
         cmocka_unit_test(test_aligned_and_calloc_objects),
