@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
-# Prints the README's option table from src/options.def, the single table of options:
+# Prints the README's option table from src/base/options.def, the single table of options:
 # `scripts/options-table.sh` to regenerate, and the lint test compares it with README.md.
 set -euo pipefail
-def=${1:-$(dirname "$0")/../src/options.def}
+def=${1:-$(dirname "$0")/../src/base/options.def}
 echo "| variable | values | default | meaning |"
 echo "|---|---|---|---|"
 # join each HWT_OPTION(...) row onto one line, then split its fields

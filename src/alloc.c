@@ -9,14 +9,14 @@
 #include "fault.h"
 #include "history.h"
 #include "init.h"
-#include "internal.h"
+#include "check.h"
 #include "large.h"
 #include "options.h"
 #include "os.h"
 #include "slab.h"
 #include "stackdepot.h"
 #include "stats.h"
-#include "thread_cache.h"
+#include "tcache.h"
 #include "unwind.h"
 
 /* Frames between the program's call and the capture: the interposed function. */

@@ -9,7 +9,7 @@
 #include "arch/mte.h"
 #include "fault.h"
 #include "history.h"
-#include "internal.h"
+#include "check.h"
 #include "large.h"
 #include "lock.h"
 #include "meta.h"
@@ -17,7 +17,7 @@
 #include "os.h"
 #include "slab.h"
 #include "symbolize.h"
-#include "thread_cache.h"
+#include "tcache.h"
 #include "unwind.h"
 
 int hwt_init_done;

@@ -9,7 +9,7 @@
 #include "alloc.h"
 #include "hwtag.h"
 #include "init.h"
-#include "internal.h"
+#include "check.h"
 #include "os.h"
 #include "stats.h"
 

@@ -12,7 +12,7 @@
 #include "size_class.h"
 #include "slab.h"
 #include "stackdepot.h"
-#include "thread_cache.h"
+#include "tcache.h"
 
 uint64_t hwt_reports_printed;
 

@@ -1,27 +1,31 @@
 #!/usr/bin/env bash
-# Source rules of STYLE.md: asm only in src/arch/, none of the forbidden calls in src/,
-# and clang-format clean.
+# Source rules (docs/design.md, Source layout): asm only in src/base/arch/, none of the
+# forbidden calls in src/, clang-format clean, and the layers' include direction.
 set -uo pipefail
 root=$1
 cd "$root"
 fail=0
-bad=$(grep -nE '__asm__|\basm\b' src/*.c src/*.h | grep -v '^src/arch/' || true)
-if [ -n "$bad" ]; then echo "asm outside src/arch/:"; echo "$bad"; fail=1; fi
+srcs=$(find src -name '*.[ch]' | sort)
+bad=$(grep -nE '__asm__|\basm\b' $srcs | grep -v '^src/base/arch/' || true)
+if [ -n "$bad" ]; then echo "asm outside src/base/arch/:"; echo "$bad"; fail=1; fi
 # malloc family, stdio, getenv, dl* lookups, backtrace, qsort: none in the core.
 pat='\b(malloc|calloc|realloc|strdup|printf|fprintf|sprintf|snprintf|fopen|getenv|dladdr|dlsym|dlopen|backtrace|qsort)\s*\('
-bad=$(grep -nE "$pat" src/*.c | grep -v '^src/interpose.c' | grep -vE '^\S+:\s*(/\*|\*)' || true)
+bad=$(grep -nE "$pat" $(find src -name '*.c') | grep -v '^src/interpose.c' | grep -vE '^\S+:[0-9]+:\s*(/\*|\*)' || true)
 if [ -n "$bad" ]; then echo "forbidden calls in src/:"; echo "$bad"; fail=1; fi
 if command -v clang-format >/dev/null; then
-  for f in src/*.c src/*.h src/arch/*.h include/*.h tests/*/*.c tests/*/*.h; do
+  for f in $srcs include/*.h tests/*/*.c tests/*/*.h; do
     [ -f "$f" ] || continue
     if ! clang-format --dry-run -Werror "$f" >/dev/null 2>&1; then
       echo "clang-format: $f needs formatting"; fail=1
     fi
   done
 fi
-# the README's option table is generated from src/options.def
+# the README's option table is generated from src/base/options.def
 if ! diff <(bash scripts/options-table.sh) <(sed -n '/^| variable | values | default | meaning |$/,/^$/p' README.md | sed '/^$/d') >/dev/null; then
   echo "README.md option table differs from scripts/options-table.sh output"; fail=1
 fi
+# src/ is flat inside each layer folder: nothing but base/arch/ one level deeper
+extra=$(find src -mindepth 2 -type d ! -path src/base/arch | grep -vxE 'src/(base|heap|report)' || true)
+if [ -n "$extra" ]; then echo "unexpected folders in src/:"; echo "$extra"; fail=1; fi
 if [ $fail -eq 0 ]; then echo "lint: 1 passed, 0 failed"; else echo "lint: 0 passed, 1 failed"; fi
 exit $fail

@@ -12,7 +12,7 @@
 #include <unistd.h>
 
 #include "arch/mte.h"
-#include "heap.h"
+#include "lookup.h"
 #include "init.h"
 #include "large.h"
 #include "options.h"

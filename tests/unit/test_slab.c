@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "arch/mte.h"
-#include "heap.h"
+#include "lookup.h"
 #include "init.h"
 #include "os.h"
 #include "size_class.h"

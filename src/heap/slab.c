@@ -4,13 +4,13 @@
 #include "slab.h"
 
 #include "arch/mte.h"
-#include "internal.h"
+#include "check.h"
 #include "lock.h"
 #include "meta.h"
 #include "options.h"
 #include "os.h"
 #include "size_class.h"
-#include "tags.h"
+#include "tag.h"
 
 enum { LIST_NONE, LIST_PARTIAL, LIST_EMPTY, LIST_RELEASED };
 

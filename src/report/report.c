@@ -5,7 +5,7 @@
 
 #include "arch/mte.h"
 #include "fmt.h"
-#include "internal.h"
+#include "check.h"
 #include "symbolize.h"
 
 #define RULE_LEN 66

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* Shared constants, checks and small helpers of the allocator core.
  * Must not pull in anything that allocates or any libc malloc name. */
-#ifndef HWT_INTERNAL_H
-#define HWT_INTERNAL_H
+#ifndef HWT_CHECK_H
+#define HWT_CHECK_H
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -7,7 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "internal.h"
+#include "check.h"
 
 #define HWT_NUM_CLASSES 64u
 #define HWT_SMALL_MAX 16384u /* largest small object; bigger ones are page-backed */

@@ -8,7 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "heap.h"
+#include "lookup.h"
 #include "slab.h"
 
 struct hwt_large;

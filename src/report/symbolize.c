@@ -14,7 +14,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "internal.h"
+#include "check.h"
 
 #define SYM_MAX_MODULES 256u
 #define SYM_MAX_RANGES 1024u

@@ -10,7 +10,7 @@
 #include <stdint.h>
 
 #include "../include/hwtag.h"
-#include "heap.h"
+#include "lookup.h"
 #include "stackdepot.h"
 
 #define HWT_REPORT_DUMP_ROWS 5

@@ -1,13 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 /* Per-thread caches of free slots. A cache is owned by one thread; only the central
  * lists (slab.c) are shared. Caches come from metadata memory and are reused, never freed. */
-#include "thread_cache.h"
+#include "tcache.h"
 
 #include <pthread.h>
 #include <string.h>
 
 #include "fault.h"
-#include "internal.h"
+#include "check.h"
 #include "lock.h"
 #include "meta.h"
 #include "os.h"

@@ -12,7 +12,7 @@
 #include <unistd.h>
 
 #include "arch/mte.h"
-#include "internal.h"
+#include "check.h"
 
 #ifndef PROT_MTE
 #define PROT_MTE 0x20

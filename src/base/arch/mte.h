@@ -7,7 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "../internal.h"
+#include "../check.h"
 
 #define HWT_TAG_SHIFT 56u
 #define HWT_ADDR_MASK ((UINT64_C(1) << HWT_TAG_SHIFT) - 1)

@@ -12,7 +12,7 @@
 #include <stdint.h>
 #include <ucontext.h>
 
-#include "internal.h"
+#include "check.h"
 #include "symbolize.h"
 
 /* libunwind steps through code without frame records (CFI); CMake says whether it is there

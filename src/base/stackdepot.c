@@ -8,7 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "internal.h"
+#include "check.h"
 #include "meta.h"
 
 /* Pool of records in HWT_DEPOT_UNIT-byte units; an id is the unit index of its record, and

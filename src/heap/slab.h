@@ -10,7 +10,7 @@
 
 #include "../include/hwtag.h"
 #include "arch/mte.h"
-#include "heap.h"
+#include "lookup.h"
 #include "stackdepot.h"
 
 enum hwt_slot_state { HWT_SLOT_UNUSED = 0, HWT_SLOT_LIVE = 1, HWT_SLOT_FREED = 2 };

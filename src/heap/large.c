@@ -6,14 +6,14 @@
 #include <string.h>
 
 #include "arch/mte.h"
-#include "internal.h"
+#include "check.h"
 #include "lock.h"
 #include "meta.h"
 #include "os.h"
 #include "sample.h"
 #include "size_class.h"
 #include "stats.h"
-#include "tags.h"
+#include "tag.h"
 
 enum { REC_DEAD, REC_LIVE, REC_CACHED };
 

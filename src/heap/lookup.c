@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* heap.h: one place that answers "what is at this address" for reports, over the slab
  * and large back ends. Lock-free reads only. */
-#include "heap.h"
+#include "lookup.h"
 
 #include "large.h"
 #include "slab.h"
