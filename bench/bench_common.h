@@ -15,7 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../include/hwtag.h"
+#include "hwtag.h"
 
 #ifndef __has_feature
 #define __has_feature(x) 0

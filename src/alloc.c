@@ -9,14 +9,13 @@
 #include "fault.h"
 #include "history.h"
 #include "init.h"
-#include "check.h"
 #include "large.h"
 #include "options.h"
 #include "os.h"
 #include "slab.h"
 #include "stackdepot.h"
 #include "stats.h"
-#include "tcache.h"
+#include "thread.h"
 #include "unwind.h"
 
 /* Frames between the program's call and the capture: the interposed function. */
@@ -34,7 +33,7 @@ static inline __attribute__((always_inline)) uint32_t capture_stack(struct hwt_t
     uintptr_t pcs[ALLOC_STACK_FRAMES];
     unsigned n = hwt_unwind_fast(pcs, ALLOC_STACK_FRAMES, ENTRY_SKIP);
     if (unlikely(tc == NULL || tc == HWT_TCACHE_DEAD))
-        return hwt_depot_put((uint32_t)hwt_os_gettid(), pcs, n);
+        return hwt_stackdepot_put((uint32_t)hwt_os_gettid(), pcs, n);
     /* 64-bit hash: a collision (a wrong stack in a report) has odds of 2^-64 a pair */
     uint64_t key = 0x9e3779b97f4a7c15u ^ n;
     for (unsigned i = 0; i < n; i++)
@@ -43,7 +42,7 @@ static inline __attribute__((always_inline)) uint32_t capture_stack(struct hwt_t
     unsigned slot = (unsigned)(key >> 58) & (HWT_TCACHE_STACKS - 1);
     if (tc->stack_keys[slot] == key)
         return tc->stack_ids[slot];
-    uint32_t id = hwt_depot_put(tc->tid, pcs, n);
+    uint32_t id = hwt_stackdepot_put(tc->tid, pcs, n);
     if (id != 0) {
         tc->stack_keys[slot] = key;
         tc->stack_ids[slot] = id;
@@ -55,7 +54,7 @@ static inline struct hwt_tcache *tcache(void)
 {
     struct hwt_tcache *tc = hwt_tcache_self;
     if (unlikely(tc == NULL))
-        tc = hwt_tcache_create();
+        tc = hwt_thread_start();
     return tc;
 }
 
@@ -80,9 +79,9 @@ static void *alloc_stacked(size_t size, size_t align, bool zero, struct hwt_tcac
                            uint32_t stack)
 {
     if (align <= HWT_GRANULE && size <= HWT_SMALL_MAX)
-        return alloc_small(tc, hwt_size_to_class(size), size, zero, stack);
+        return alloc_small(tc, hwt_size_class_of(size), size, zero, stack);
     if (align > HWT_GRANULE) {
-        unsigned cls = hwt_size_to_class_aligned(size, align);
+        unsigned cls = hwt_size_class_aligned(size, align);
         if (cls < HWT_NUM_CLASSES)
             return alloc_small(tc, cls, size, zero, stack);
     }
@@ -94,7 +93,7 @@ static void *alloc_stacked(size_t size, size_t align, bool zero, struct hwt_tcac
  * QEMU each checked access costs a page-table walk (see README, Performance). */
 __attribute__((noinline)) void *hwt_alloc(size_t size, size_t align, bool zero)
 {
-    hwt_ensure_init();
+    hwt_init_ensure();
     mte_tco_set();
     struct hwt_tcache *tc = tcache();
     uint32_t stack = capture_stack(tc);
@@ -161,14 +160,14 @@ static void free_checked(struct hwt_tcache *tc, const void *ptr, struct hwt_span
         hwt_large_free(l, stack);
 }
 
-__attribute__((noinline)) void hwt_free(void *ptr)
+__attribute__((noinline)) void hwt_alloc_free(void *ptr)
 {
     struct hwt_span *s;
     struct hwt_large *l;
     uint32_t idx = 0;
     if (ptr == NULL)
         return;
-    hwt_ensure_init();
+    hwt_init_ensure();
     mte_tco_set();
     if (check_pointer(ptr, &s, &idx, &l)) {
         struct hwt_tcache *tc = tcache();
@@ -179,16 +178,16 @@ __attribute__((noinline)) void hwt_free(void *ptr)
 
 static void *realloc_checked(void *ptr, size_t size, bool *bad);
 
-__attribute__((noinline)) void *hwt_realloc(void *ptr, size_t size, bool *bad)
+__attribute__((noinline)) void *hwt_alloc_realloc(void *ptr, size_t size, bool *bad)
 {
-    hwt_ensure_init();
+    hwt_init_ensure();
     mte_tco_set();
     void *p = realloc_checked(ptr, size, bad);
     mte_tco_clear();
     return p;
 }
 
-/* Inlined into hwt_realloc, so the stack it captures starts at the program's call. */
+/* Inlined into hwt_alloc_realloc, so the stack it captures starts at the program's call. */
 static inline __attribute__((always_inline)) void *realloc_checked(void *ptr, size_t size,
                                                                    bool *bad)
 {
@@ -220,14 +219,14 @@ static inline __attribute__((always_inline)) void *realloc_checked(void *ptr, si
     return fresh;
 }
 
-size_t hwt_usable_size(const void *ptr)
+size_t hwt_alloc_usable(const void *ptr)
 {
     struct hwt_span *s;
     struct hwt_large *l = NULL;
     uint32_t idx = 0;
     if (ptr == NULL)
         return 0;
-    hwt_ensure_init();
+    hwt_init_ensure();
     enum hwt_free_check r = hwt_slab_check(ptr, &s, &idx);
     if (r == HWT_FREE_OK)
         return hwt_slab_usable(s, idx);

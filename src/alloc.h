@@ -10,11 +10,11 @@
 /* align: a power of two (16 = default). NULL only when memory cannot be had. */
 void *hwt_alloc(size_t size, size_t align, bool zero);
 /* Validates ptr (double-free and invalid-free are reported) and frees it. */
-void hwt_free(void *ptr);
+void hwt_alloc_free(void *ptr);
 /* ptr != NULL, size != 0. NULL when memory cannot be had (ptr untouched) or when ptr was
  * bad (reported; *bad set). */
-void *hwt_realloc(void *ptr, size_t size, bool *bad);
+void *hwt_alloc_realloc(void *ptr, size_t size, bool *bad);
 /* Tagged size of a live object, 0 for NULL or anything that is not one. */
-size_t hwt_usable_size(const void *ptr);
+size_t hwt_alloc_usable(const void *ptr);
 
 #endif

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* Start-up order, MTE mode selection, fork handlers and the internal-error path.
+/* Start-up order, MTE mode selection and fork handlers.
  * Nothing on the init path may call malloc: recursion would find a half-built heap. */
 #include "init.h"
 
@@ -7,9 +7,9 @@
 #include <string.h>
 
 #include "arch/mte.h"
+#include "altstack.h"
 #include "fault.h"
 #include "history.h"
-#include "check.h"
 #include "large.h"
 #include "lock.h"
 #include "meta.h"
@@ -18,6 +18,7 @@
 #include "slab.h"
 #include "symbolize.h"
 #include "tcache.h"
+#include "thread.h"
 #include "unwind.h"
 
 int hwt_init_done;
@@ -29,28 +30,6 @@ static int late_done;
 static void say(const char *msg)
 {
     hwt_os_write_all(2, msg, strlen(msg));
-}
-
-void hwt_check_fail(const char *msg, const char *file, int line)
-{
-    char num[16];
-    int n = 0;
-    char digits[16];
-    do {
-        digits[n++] = (char)('0' + line % 10);
-        line /= 10;
-    } while (line > 0 && n < (int)sizeof(digits));
-    for (int i = 0; i < n; i++)
-        num[i] = digits[n - 1 - i];
-    num[n] = '\0';
-    say("hwtag: internal error: ");
-    say(msg);
-    say(" (");
-    say(file);
-    say(":");
-    say(num);
-    say(")\n");
-    __builtin_trap();
 }
 
 static const char *const mode_names[] = {"sync", "async", "asymm", "off"};
@@ -112,7 +91,6 @@ static void init_late(void)
     hwt_unwind_init();
     hwt_symbolize_init();
     hwt_fault_install();
-    hwt_fault_thread_init();
     if (hwt_opts.verbose == HWT_ON) {
         say("hwtag: initialized (mode=");
         say(hwt_mte_active ? mode_names[hwt_opts.mode] : "off");
@@ -145,7 +123,7 @@ void hwt_init_slow(void)
     if (hwt_mte_active)
         hwt_history_init();
     __atomic_store_n(&core_ready, 1, __ATOMIC_RELEASE);
-    hwt_tcache_init();
+    hwt_thread_init();
     pthread_atfork(fork_prepare, fork_parent, fork_child);
     __atomic_store_n(&hwt_init_done, 1, __ATOMIC_RELEASE);
     init_owner = 0;
@@ -154,6 +132,6 @@ void hwt_init_slow(void)
 
 __attribute__((constructor)) static void hwt_constructor(void)
 {
-    hwt_ensure_init();
+    hwt_init_ensure();
     init_late();
 }

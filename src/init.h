@@ -8,7 +8,7 @@ extern int hwt_init_done;
 
 void hwt_init_slow(void);
 
-static inline void hwt_ensure_init(void)
+static inline void hwt_init_ensure(void)
 {
     if (__builtin_expect(!__atomic_load_n(&hwt_init_done, __ATOMIC_ACQUIRE), 0))
         hwt_init_slow();

@@ -7,9 +7,10 @@
 #include <stdlib.h>
 
 #include "alloc.h"
+#include "arch/mte.h"
+#include "callback.h"
 #include "hwtag.h"
 #include "init.h"
-#include "check.h"
 #include "os.h"
 #include "stats.h"
 
@@ -32,8 +33,8 @@ EXPORT void *malloc(size_t size)
 
 EXPORT void free(void *ptr)
 {
-    hwt_free(ptr);
-    /* not a tail call: hwt_free's stack capture skips exactly this frame */
+    hwt_alloc_free(ptr);
+    /* not a tail call: hwt_alloc_free's stack capture skips exactly this frame */
     __atomic_signal_fence(__ATOMIC_SEQ_CST);
 }
 
@@ -63,7 +64,7 @@ EXPORT void *realloc(void *ptr, size_t size)
         return NULL;
     }
     bool bad;
-    void *p = hwt_realloc(ptr, size, &bad);
+    void *p = hwt_alloc_realloc(ptr, size, &bad);
     if (unlikely(p == NULL))
         errno = bad ? EINVAL : ENOMEM;
     return p;
@@ -134,43 +135,48 @@ EXPORT void *memalign(size_t align, size_t size)
 
 EXPORT void *valloc(size_t size)
 {
-    hwt_ensure_init();
-    return aligned(hwt_page_size, size);
+    hwt_init_ensure();
+    return aligned(hwt_os_page_size, size);
 }
 
 EXPORT void *pvalloc(size_t size)
 {
-    hwt_ensure_init();
+    hwt_init_ensure();
     if (size > MAX_REQUEST) {
         errno = ENOMEM;
         return NULL;
     }
     /* glibc: rounds up to whole pages; pvalloc(0) gives one page */
-    size_t rounded = hwt_align_up(size == 0 ? 1 : size, hwt_page_size);
-    return aligned(hwt_page_size, rounded);
+    size_t rounded = hwt_align_up(size == 0 ? 1 : size, hwt_os_page_size);
+    return aligned(hwt_os_page_size, rounded);
 }
 
 EXPORT size_t malloc_usable_size(void *ptr)
 {
-    return hwt_usable_size(ptr);
+    return hwt_alloc_usable(ptr);
 }
 
 EXPORT const char *hwtag_version(void)
 {
-    return "0.1.0";
+    return HWTAG_VERSION_STRING; /* project(VERSION) in CMakeLists.txt, the one place */
 }
 
 EXPORT int hwtag_get_stats(struct hwtag_stats *out, size_t size)
 {
     if (out == NULL || size < sizeof(*out))
         return -1;
-    hwt_ensure_init();
+    hwt_init_ensure();
     hwt_stats_collect(out);
     return 0;
 }
 
 EXPORT void hwtag_print_stats(int fd)
 {
-    hwt_ensure_init();
+    hwt_init_ensure();
     hwt_stats_print(fd);
+}
+
+EXPORT void hwtag_set_report_callback(hwtag_report_callback cb, void *arg)
+{
+    hwt_callback_set(cb, arg);
 }

@@ -11,39 +11,18 @@
 #include "os.h"
 #include "size_class.h"
 #include "slab.h"
+#include "sink.h"
 #include "stackdepot.h"
-#include "tcache.h"
-
-uint64_t hwt_reports_printed;
-
-static uint64_t get(const uint64_t *p)
-{
-    return __atomic_load_n(p, __ATOMIC_RELAXED);
-}
-
-void hwt_counters_add(struct hwtag_stats *out, const struct hwt_counters *c)
-{
-    out->small_allocs += get(&c->small_allocs);
-    out->small_frees += get(&c->small_frees);
-    out->large_allocs += get(&c->large_allocs);
-    out->large_frees += get(&c->large_frees);
-    out->large_tagged += get(&c->large_tagged);
-    out->large_skipped += get(&c->large_skipped);
-    for (unsigned i = 0; i < HWTAG_MAX_ORDER; i++) {
-        out->large_by_order[i] += get(&c->large_by_order[i]);
-        out->large_skipped_by_order[i] += get(&c->large_skipped_by_order[i]);
-    }
-    out->heap_live_bytes += (uint64_t)__atomic_load_n(&c->live_bytes, __ATOMIC_RELAXED);
-}
+#include "counters.h"
 
 void hwt_stats_collect(struct hwtag_stats *out)
 {
     memset(out, 0, sizeof(*out));
-    hwt_tcache_sum(out);
+    hwt_counters_sum(out);
     out->heap_mapped_bytes = hwt_slab_mapped() + hwt_large_mapped();
     out->meta_bytes = hwt_meta_mapped();
-    hwt_depot_usage(&out->depot_stacks, &out->depot_bytes);
-    out->reports = __atomic_load_n(&hwt_reports_printed, __ATOMIC_RELAXED);
+    hwt_stackdepot_usage(&out->depot_stacks, &out->depot_bytes);
+    out->reports = hwt_sink_reports_printed();
     out->mte_active = hwt_mte_active;
 }
 
@@ -53,28 +32,28 @@ void hwt_stats_print(int fd)
     char mem[8192];
     struct hwt_buf b;
     hwt_stats_collect(&st);
-    hwt_buf_init(&b, mem, sizeof(mem));
+    hwt_fmt_init(&b, mem, sizeof(mem));
     uint64_t all = st.small_allocs + st.large_allocs;
-    hwt_buf_printf(&b, "hwtag stats: mte=%s\n", st.mte_active ? "on" : "off");
-    hwt_buf_printf(&b, "  small: %llu allocs, %llu frees\n", (unsigned long long)st.small_allocs,
+    hwt_fmt_printf(&b, "hwtag stats: mte=%s\n", st.mte_active ? "on" : "off");
+    hwt_fmt_printf(&b, "  small: %llu allocs, %llu frees\n", (unsigned long long)st.small_allocs,
                    (unsigned long long)st.small_frees);
-    hwt_buf_printf(&b,
+    hwt_fmt_printf(&b,
                    "  large: %llu allocs (%llu tagged, %llu left untagged by sampling), %llu "
                    "frees\n",
                    (unsigned long long)st.large_allocs, (unsigned long long)st.large_tagged,
                    (unsigned long long)st.large_skipped, (unsigned long long)st.large_frees);
     if (all > 0)
-        hwt_buf_printf(&b, "  unchecked by sampling: %llu of %llu allocations (%llu.%02llu%%)\n",
+        hwt_fmt_printf(&b, "  unchecked by sampling: %llu of %llu allocations (%llu.%02llu%%)\n",
                        (unsigned long long)st.large_skipped, (unsigned long long)all,
                        (unsigned long long)(st.large_skipped * 100 / all),
                        (unsigned long long)(st.large_skipped * 10000 / all % 100));
     for (unsigned i = 0; i < HWTAG_MAX_ORDER; i++) {
         if (st.large_by_order[i] != 0)
-            hwt_buf_printf(&b, "  order %u: %llu allocs, %llu untagged\n", i,
+            hwt_fmt_printf(&b, "  order %u: %llu allocs, %llu untagged\n", i,
                            (unsigned long long)st.large_by_order[i],
                            (unsigned long long)st.large_skipped_by_order[i]);
     }
-    hwt_buf_printf(&b, "  heap mapped %llu bytes, live %llu bytes, metadata %llu bytes\n",
+    hwt_fmt_printf(&b, "  heap mapped %llu bytes, live %llu bytes, metadata %llu bytes\n",
                    (unsigned long long)st.heap_mapped_bytes, (unsigned long long)st.heap_live_bytes,
                    (unsigned long long)st.meta_bytes);
     struct hwt_class_usage use[HWT_NUM_CLASSES];
@@ -82,8 +61,8 @@ void hwt_stats_print(int fd)
     for (unsigned c = 0; c < HWT_NUM_CLASSES; c++) {
         if (use[c].spans == 0)
             continue;
-        uint64_t slot = hwt_class_size(c);
-        hwt_buf_printf(&b,
+        uint64_t slot = hwt_size_class_size(c);
+        hwt_fmt_printf(&b,
                        "  class %5llu: %llu spans, %llu KiB committed, %llu KiB live, %llu "
                        "slots free in spans\n",
                        (unsigned long long)slot, (unsigned long long)use[c].spans,
@@ -91,7 +70,7 @@ void hwt_stats_print(int fd)
                        (unsigned long long)(use[c].live_slots * slot >> 10),
                        (unsigned long long)use[c].free_in_span);
     }
-    hwt_buf_printf(&b, "  stack depot: %llu stacks, %llu bytes; reports: %llu\n",
+    hwt_fmt_printf(&b, "  stack depot: %llu stacks, %llu bytes; reports: %llu\n",
                    (unsigned long long)st.depot_stacks, (unsigned long long)st.depot_bytes,
                    (unsigned long long)st.reports);
     hwt_os_write_all(fd, b.data, b.len);

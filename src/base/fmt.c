@@ -8,7 +8,7 @@
 /* Large enough for a 64-bit value in octal-free bases (20 decimal digits) plus sign. */
 #define NUM_BUF 24
 
-void hwt_buf_init(struct hwt_buf *b, char *mem, size_t cap)
+void hwt_fmt_init(struct hwt_buf *b, char *mem, size_t cap)
 {
     b->data = mem;
     b->cap = cap;
@@ -246,7 +246,7 @@ static void format(struct hwt_buf *b, const char *fmt, va_list *ap)
         b->data[b->len] = '\0';
 }
 
-void hwt_buf_vprintf(struct hwt_buf *b, const char *fmt, va_list ap)
+void hwt_fmt_vprintf(struct hwt_buf *b, const char *fmt, va_list ap)
 {
     va_list copy;
     va_copy(copy, ap);
@@ -254,7 +254,7 @@ void hwt_buf_vprintf(struct hwt_buf *b, const char *fmt, va_list ap)
     va_end(copy);
 }
 
-void hwt_buf_printf(struct hwt_buf *b, const char *fmt, ...)
+void hwt_fmt_printf(struct hwt_buf *b, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);

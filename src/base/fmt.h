@@ -16,8 +16,8 @@ struct hwt_buf {
 };
 
 /* signal-safe */
-void hwt_buf_init(struct hwt_buf *b, char *mem, size_t cap);
-void hwt_buf_printf(struct hwt_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-void hwt_buf_vprintf(struct hwt_buf *b, const char *fmt, va_list ap);
+void hwt_fmt_init(struct hwt_buf *b, char *mem, size_t cap);
+void hwt_fmt_printf(struct hwt_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void hwt_fmt_vprintf(struct hwt_buf *b, const char *fmt, va_list ap);
 
 #endif

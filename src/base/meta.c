@@ -3,7 +3,7 @@
  * shares tag storage with user objects. It never frees and never calls malloc. */
 #include "meta.h"
 
-#include "check.h"
+#include "align.h"
 #include "lock.h"
 #include "os.h"
 

@@ -4,6 +4,7 @@
 #include "os.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <sys/auxv.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
@@ -12,7 +13,6 @@
 #include <unistd.h>
 
 #include "arch/mte.h"
-#include "check.h"
 
 #ifndef PROT_MTE
 #define PROT_MTE 0x20
@@ -32,7 +32,7 @@
 #define PR_MTE_TAG_SHIFT 3
 #endif
 
-size_t hwt_page_size = 4096;
+size_t hwt_os_page_size = 4096;
 size_t hwt_os_memory_bytes = SIZE_MAX;
 int hwt_mte_active;
 size_t hwt_mte_dcz_block = 64;
@@ -41,7 +41,7 @@ void hwt_os_init(void)
 {
     unsigned long ps = getauxval(AT_PAGESZ);
     if (ps >= 4096 && (ps & (ps - 1)) == 0)
-        hwt_page_size = ps;
+        hwt_os_page_size = ps;
     struct sysinfo si;
     if (syscall(SYS_sysinfo, &si) == 0 && si.totalram > 0) {
         uint64_t bytes = ((uint64_t)si.totalram + si.totalswap) * (si.mem_unit ? si.mem_unit : 1);
@@ -122,6 +122,44 @@ int hwt_os_gettid(void)
 int hwt_os_getpid(void)
 {
     return (int)syscall(SYS_getpid);
+}
+
+/* syscall() takes longs: every int argument is widened explicitly. */
+int hwt_os_open_read(const char *path)
+{
+    return (int)syscall(SYS_openat, (long)AT_FDCWD, path, (long)(O_RDONLY | O_CLOEXEC));
+}
+
+long hwt_os_read(int fd, void *buf, size_t len)
+{
+    long r;
+    do
+        r = syscall(SYS_read, (long)fd, buf, len);
+    while (r < 0 && errno == EINTR);
+    return r;
+}
+
+void hwt_os_close(int fd)
+{
+    syscall(SYS_close, (long)fd);
+}
+
+const void *hwt_os_map_file(const char *path, size_t *size)
+{
+    int fd = hwt_os_open_read(path);
+    long end, addr;
+
+    if (fd < 0)
+        return NULL;
+    end = syscall(SYS_lseek, (long)fd, 0L, (long)SEEK_END);
+    addr = end > 0 ? syscall(SYS_mmap, NULL, (size_t)end, (long)PROT_READ, (long)MAP_PRIVATE,
+                             (long)fd, 0L)
+                   : -1;
+    hwt_os_close(fd);
+    if (end <= 0 || addr == -1) /* syscall() turns errors into -1 */
+        return NULL;
+    *size = (size_t)end;
+    return (const void *)addr;
 }
 
 bool hwt_os_mte_supported(void)

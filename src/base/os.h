@@ -9,7 +9,7 @@
 #include <stdint.h>
 
 /* Page size, read from the auxiliary vector at start-up. */
-extern size_t hwt_page_size;
+extern size_t hwt_os_page_size;
 /* RAM plus swap: no single request larger than this can be met (an early ENOMEM, where
  * mmap's overcommit check may not catch it, e.g. under QEMU's user mode). */
 extern size_t hwt_os_memory_bytes;
@@ -30,6 +30,12 @@ long hwt_os_write(int fd, const void *buf, size_t len);
 void hwt_os_write_all(int fd, const void *buf, size_t len);
 int hwt_os_gettid(void);
 int hwt_os_getpid(void);
+/* open(path, O_RDONLY | O_CLOEXEC), read(2) retried on EINTR, close(2). signal-safe */
+int hwt_os_open_read(const char *path);
+long hwt_os_read(int fd, void *buf, size_t len);
+void hwt_os_close(int fd);
+/* Maps the whole file read-only; NULL when it cannot be opened or is empty. signal-safe */
+const void *hwt_os_map_file(const char *path, size_t *size);
 
 /* MTE control. mode: 0 none, 1 sync, 2 async, 3 asymm. Applies to the calling thread
  * (threads created later inherit it). Returns false when the kernel refuses. */

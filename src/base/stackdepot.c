@@ -33,8 +33,8 @@ struct depot_record {
 };
 
 _Static_assert(sizeof(struct depot_record) % HWT_DEPOT_UNIT == 0, "record header in whole units");
-_Static_assert(HWT_DEPOT_POOL_UNITS <= (1u << HWT_DEPOT_ID_BITS),
-               "ids are unit indexes below 2^HWT_DEPOT_ID_BITS");
+_Static_assert(HWT_DEPOT_POOL_UNITS <= (1u << HWT_STACKDEPOT_ID_BITS),
+               "ids are unit indexes below 2^HWT_STACKDEPOT_ID_BITS");
 
 enum { DEPOT_UNINIT, DEPOT_BUSY, DEPOT_READY, DEPOT_FAILED };
 
@@ -115,7 +115,7 @@ static uint32_t depot_find(uint32_t head, uint32_t stop, uint32_t hash, uint32_t
     return 0;
 }
 
-uint32_t hwt_depot_put(uint32_t tid, const uintptr_t *pcs, unsigned n)
+uint32_t hwt_stackdepot_put(uint32_t tid, const uintptr_t *pcs, unsigned n)
 {
     uint32_t hash, head, found, id;
     uint32_t *bucket;
@@ -167,7 +167,7 @@ uint32_t hwt_depot_put(uint32_t tid, const uintptr_t *pcs, unsigned n)
     return id;
 }
 
-unsigned hwt_depot_get(uint32_t id, uint32_t *tid, uintptr_t *pcs, unsigned max)
+unsigned hwt_stackdepot_get(uint32_t id, uint32_t *tid, uintptr_t *pcs, unsigned max)
 {
     const struct depot_record *rec;
     unsigned n;
@@ -188,7 +188,7 @@ unsigned hwt_depot_get(uint32_t id, uint32_t *tid, uintptr_t *pcs, unsigned max)
     return n;
 }
 
-void hwt_depot_usage(uint64_t *stacks, uint64_t *bytes)
+void hwt_stackdepot_usage(uint64_t *stacks, uint64_t *bytes)
 {
     uint64_t used = __atomic_load_n(&depot_used, __ATOMIC_RELAXED);
 

@@ -7,18 +7,18 @@
 #include <stdint.h>
 
 #define HWT_STACK_MAX_FRAMES 32u
-/* Ids are below 2^HWT_DEPOT_ID_BITS: slot metadata packs two of them into a word. */
-#define HWT_DEPOT_ID_BITS 20u
+/* Ids are below 2^HWT_STACKDEPOT_ID_BITS: slot metadata packs two of them into a word. */
+#define HWT_STACKDEPOT_ID_BITS 20u
 
 /* Returns the id of (tid, pcs[0..n)), storing it on first sight; 0 when the depot is
  * full or n == 0. Lock-free; safe to call from malloc/free on any thread. */
-uint32_t hwt_depot_put(uint32_t tid, const uintptr_t *pcs, unsigned n);
+uint32_t hwt_stackdepot_put(uint32_t tid, const uintptr_t *pcs, unsigned n);
 
 /* Copies up to max frames of stack id into pcs and its thread id into *tid.
  * Returns the frame count, 0 for an unknown id. signal-safe */
-unsigned hwt_depot_get(uint32_t id, uint32_t *tid, uintptr_t *pcs, unsigned max);
+unsigned hwt_stackdepot_get(uint32_t id, uint32_t *tid, uintptr_t *pcs, unsigned max);
 
 /* Counters for stats: distinct stacks stored and bytes used. */
-void hwt_depot_usage(uint64_t *stacks, uint64_t *bytes);
+void hwt_stackdepot_usage(uint64_t *stacks, uint64_t *bytes);
 
 #endif

@@ -12,8 +12,8 @@
 #include <stdint.h>
 #include <ucontext.h>
 
-#include "check.h"
-#include "symbolize.h"
+#include "align.h"
+#include "maps.h"
 
 /* libunwind steps through code without frame records (CFI); CMake says whether it is there
  * (Debian ships it for arm64 only). */

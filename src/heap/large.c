@@ -6,13 +6,12 @@
 #include <string.h>
 
 #include "arch/mte.h"
-#include "check.h"
 #include "lock.h"
 #include "meta.h"
 #include "os.h"
 #include "sample.h"
 #include "size_class.h"
-#include "stats.h"
+#include "counters.h"
 #include "tag.h"
 
 enum { REC_DEAD, REC_LIVE, REC_CACHED };
@@ -73,7 +72,7 @@ static size_t cache_budget(void)
 
 static unsigned bucket_of(uintptr_t start)
 {
-    return (unsigned)((start / hwt_page_size) * 0x9E3779B1u) % HASH_BUCKETS;
+    return (unsigned)((start / hwt_os_page_size) * 0x9E3779B1u) % HASH_BUCKETS;
 }
 
 static struct hwt_large *record_new_locked(void)
@@ -140,7 +139,7 @@ static void retire_locked(struct hwt_large *l, uintptr_t *map, size_t *size)
  * (or gets) the free tag. */
 static void release_pages(struct hwt_large *l)
 {
-    size_t whole = hwt_align_down(l->area, hwt_page_size);
+    size_t whole = hwt_align_down(l->area, hwt_os_page_size);
     if (whole == 0)
         return;
     hwt_os_decommit((void *)l->start, whole);
@@ -176,8 +175,8 @@ static void retag_owned(struct hwt_large *l, size_t usable, unsigned tag, bool z
  * (also for page-multiple sizes). */
 static size_t map_size_for(size_t size)
 {
-    return hwt_page_size +
-           hwt_align_up(hwt_align_up(size, HWT_GRANULE) + HWT_GRANULE, hwt_page_size);
+    return hwt_os_page_size +
+           hwt_align_up(hwt_align_up(size, HWT_GRANULE) + HWT_GRANULE, hwt_os_page_size);
 }
 
 /* A fresh mapping of need bytes whose second page is aligned to align: over-maps by align
@@ -185,12 +184,12 @@ static size_t map_size_for(size_t size)
  * bytes whatever the alignment. */
 static void *map_aligned(size_t need, size_t align, bool mte)
 {
-    if (align <= hwt_page_size)
+    if (align <= hwt_os_page_size)
         return hwt_os_map(need, mte);
     char *m = hwt_os_map(need + align, mte);
     if (m == NULL)
         return NULL;
-    uintptr_t start = hwt_align_up((uintptr_t)m + hwt_page_size, align) - hwt_page_size;
+    uintptr_t start = hwt_align_up((uintptr_t)m + hwt_os_page_size, align) - hwt_os_page_size;
     if (start > (uintptr_t)m)
         hwt_os_unmap(m, start - (uintptr_t)m);
     uintptr_t end = (uintptr_t)m + need + align;
@@ -205,7 +204,7 @@ void *hwt_large_alloc(size_t size, size_t align, bool zero, uint32_t stack)
         return NULL;
     size_t need = map_size_for(size);
     size_t usable = hwt_align_up(size, HWT_GRANULE);
-    unsigned order = hwt_page_order(size);
+    unsigned order = hwt_sample_order(size);
     bool sampled = hwt_sample_should_tag(order);
     struct hwt_large *l = NULL;
 
@@ -240,8 +239,8 @@ void *hwt_large_alloc(size_t size, size_t align, bool zero, uint32_t stack)
         mapped_bytes += need;
         l->map_start = (uintptr_t)m;
         l->map_size = need;
-        l->start = hwt_align_up((uintptr_t)m + hwt_page_size,
-                                align < hwt_page_size ? hwt_page_size : align);
+        l->start = hwt_align_up((uintptr_t)m + hwt_os_page_size,
+                                align < hwt_os_page_size ? hwt_os_page_size : align);
         l->tag = HWT_TAG_UNTAGGED;
         l->sampled = 0;
         /* Fresh pages are tag 0: the object area stays so until retagged below; the rest
@@ -290,7 +289,7 @@ void *hwt_large_alloc(size_t size, size_t align, bool zero, uint32_t stack)
 enum hwt_free_check hwt_large_check(const void *ptr, struct hwt_large **out)
 {
     uintptr_t addr = mte_untag(ptr);
-    if ((addr & (hwt_page_size - 1)) != 0)
+    if ((addr & (hwt_os_page_size - 1)) != 0)
         return HWT_FREE_NOT_OURS;
     /* Under the lock: a record moving to another chain (reused for another mapping) would
      * lead a lock-free walk astray, and a miss here is reported as an invalid free. */

@@ -8,8 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "lookup.h"
-#include "slab.h"
+#include "object.h"
 
 struct hwt_large;
 

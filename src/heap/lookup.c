@@ -6,14 +6,14 @@
 #include "large.h"
 #include "slab.h"
 
-bool hwt_heap_lookup(uintptr_t addr, struct hwt_object *out)
+bool hwt_lookup_addr(uintptr_t addr, struct hwt_object *out)
 {
     if (hwt_slab_lookup(addr, 0, out))
         return true;
     return hwt_large_lookup(addr, out);
 }
 
-bool hwt_heap_lookup_neighbor(uintptr_t addr, long delta, struct hwt_object *out)
+bool hwt_lookup_neighbor(uintptr_t addr, long delta, struct hwt_object *out)
 {
     return hwt_slab_lookup(addr, delta, out);
 }

@@ -9,9 +9,9 @@
  * kernel's kasan_page_alloc_skip it starts at 0, so a thread's first one is tagged. */
 static __thread long skip_left;
 
-unsigned hwt_page_order(size_t size)
+unsigned hwt_sample_order(size_t size)
 {
-    size_t pages = (size + hwt_page_size - 1) / hwt_page_size;
+    size_t pages = (size + hwt_os_page_size - 1) / hwt_os_page_size;
     if (pages <= 1)
         return 0;
     return 64u - (unsigned)__builtin_clzll((unsigned long long)(pages - 1));

@@ -8,7 +8,7 @@
 #include <stddef.h>
 
 /* Page order of a large allocation of size bytes: log2 of its page count, rounded up. */
-unsigned hwt_page_order(size_t size);
+unsigned hwt_sample_order(size_t size);
 
 /* The decision for one allocation of the given order; made once, remembered by the caller. */
 bool hwt_sample_should_tag(unsigned order);

@@ -9,27 +9,28 @@
 #define SPAN_MIN_SLOTS 8u
 #define SPAN_FEW_SLOTS_ABOVE 4096u
 
-size_t hwt_class_span_size(unsigned cls)
+size_t hwt_size_class_span(unsigned cls)
 {
     /* big objects come in fewer numbers: half as many slots keep less memory idle */
-    size_t slots = hwt_class_size(cls) > SPAN_FEW_SLOTS_ABOVE ? SPAN_MIN_SLOTS / 2 : SPAN_MIN_SLOTS;
-    size_t want = hwt_class_size(cls) * slots;
+    size_t slots =
+        hwt_size_class_size(cls) > SPAN_FEW_SLOTS_ABOVE ? SPAN_MIN_SLOTS / 2 : SPAN_MIN_SLOTS;
+    size_t want = hwt_size_class_size(cls) * slots;
     size_t span = SPAN_MIN;
     while (span < want && span < SPAN_MAX)
         span <<= 1;
-    if (span < hwt_page_size)
-        span = hwt_page_size;
+    if (span < hwt_os_page_size)
+        span = hwt_os_page_size;
     return span;
 }
 
-unsigned hwt_size_to_class_aligned(size_t size, size_t align)
+unsigned hwt_size_class_aligned(size_t size, size_t align)
 {
     if (size > HWT_SMALL_MAX || align > HWT_SMALL_MAX)
         return HWT_NUM_CLASSES;
     if (size < align)
         size = align;
-    for (unsigned cls = hwt_size_to_class(size); cls < HWT_NUM_CLASSES; cls++) {
-        if ((hwt_class_size(cls) & (align - 1)) == 0)
+    for (unsigned cls = hwt_size_class_of(size); cls < HWT_NUM_CLASSES; cls++) {
+        if ((hwt_size_class_size(cls) & (align - 1)) == 0)
             return cls;
     }
     return HWT_NUM_CLASSES;

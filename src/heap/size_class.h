@@ -7,7 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "check.h"
+#include "arch/mte.h"
 
 #define HWT_NUM_CLASSES 64u
 #define HWT_SMALL_MAX 16384u /* largest small object; bigger ones are page-backed */
@@ -17,7 +17,7 @@
 #define HWT_LINEAR_MAX_LOG2 8u
 
 /* Class of a request of size bytes, 0 < size <= HWT_SMALL_MAX (0 maps to class 0). */
-static inline unsigned hwt_size_to_class(size_t size)
+static inline unsigned hwt_size_class_of(size_t size)
 {
     if (size <= HWT_LINEAR_MAX)
         return size == 0 ? 0 : (unsigned)((size - 1) >> HWT_GRANULE_SHIFT);
@@ -29,7 +29,7 @@ static inline unsigned hwt_size_to_class(size_t size)
 }
 
 /* Slot size of class cls. */
-static inline size_t hwt_class_size(unsigned cls)
+static inline size_t hwt_size_class_size(unsigned cls)
 {
     if (cls < HWT_LINEAR_CLASSES)
         return (size_t)(cls + 1) * HWT_GRANULE;
@@ -40,10 +40,10 @@ static inline size_t hwt_class_size(unsigned cls)
 }
 
 /* Bytes of one span of class cls: a power of two, at least a page, room for >= 8 slots. */
-size_t hwt_class_span_size(unsigned cls);
+size_t hwt_size_class_span(unsigned cls);
 
 /* Smallest class >= size whose slots are all aligned to align (a power of two);
  * HWT_NUM_CLASSES when none fits. */
-unsigned hwt_size_to_class_aligned(size_t size, size_t align);
+unsigned hwt_size_class_aligned(size_t size, size_t align);
 
 #endif

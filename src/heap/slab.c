@@ -4,7 +4,6 @@
 #include "slab.h"
 
 #include "arch/mte.h"
-#include "check.h"
 #include "lock.h"
 #include "meta.h"
 #include "options.h"
@@ -30,39 +29,40 @@ struct central {
 static struct central centrals[HWT_NUM_CLASSES];
 
 static struct hwt_lock heap_lock = HWT_LOCK_INIT;
-struct hwt_region hwt_regions[HWT_MAX_REGIONS];
-uint32_t hwt_region_count;
-unsigned hwt_page_shift;
+struct hwt_region hwt_slab_regions[HWT_MAX_REGIONS];
+uint32_t hwt_slab_region_count;
+unsigned hwt_slab_page_shift;
 static uint64_t heap_mapped_bytes; /* committed span bytes, less released ones */
 
 bool hwt_slab_init(void)
 {
-    hwt_page_shift = (unsigned)__builtin_ctzll(hwt_page_size);
+    hwt_slab_page_shift = (unsigned)__builtin_ctzll(hwt_os_page_size);
     return true;
 }
 
 static struct hwt_region *region_new_locked(void)
 {
-    if (hwt_region_count == MAX_REGIONS)
+    if (hwt_slab_region_count == MAX_REGIONS)
         return NULL;
-    void *base = hwt_os_reserve(REGION_SIZE, hwt_page_size);
-    struct hwt_span **map = hwt_meta_alloc((REGION_SIZE >> hwt_page_shift) * sizeof(*map), 64);
+    void *base = hwt_os_reserve(REGION_SIZE, hwt_os_page_size);
+    struct hwt_span **map = hwt_meta_alloc((REGION_SIZE >> hwt_slab_page_shift) * sizeof(*map), 64);
     if (base == NULL || map == NULL) {
         if (base != NULL)
             hwt_os_unmap(base, REGION_SIZE);
         return NULL;
     }
-    struct hwt_region *r = &hwt_regions[hwt_region_count];
+    struct hwt_region *r = &hwt_slab_regions[hwt_slab_region_count];
     r->base = r->cursor = r->committed = (uintptr_t)base;
     r->pagemap = map;
-    __atomic_store_n(&hwt_region_count, hwt_region_count + 1, __ATOMIC_RELEASE);
+    __atomic_store_n(&hwt_slab_region_count, hwt_slab_region_count + 1, __ATOMIC_RELEASE);
     return r;
 }
 
 /* Address space for a span of span_size bytes, committed; 0 when out of memory. */
 static uintptr_t carve_locked(size_t span_size, struct hwt_region **out)
 {
-    struct hwt_region *r = hwt_region_count > 0 ? &hwt_regions[hwt_region_count - 1] : NULL;
+    struct hwt_region *r =
+        hwt_slab_region_count > 0 ? &hwt_slab_regions[hwt_slab_region_count - 1] : NULL;
     uintptr_t base = r != NULL ? hwt_align_up(r->cursor, span_size) : 0;
     if (r == NULL || base + span_size > r->base + REGION_SIZE) {
         r = region_new_locked();
@@ -87,8 +87,8 @@ static uintptr_t carve_locked(size_t span_size, struct hwt_region **out)
  * tags when two threads first tag a fresh page at once (DESIGN.md). */
 static struct hwt_span *span_new(unsigned cls)
 {
-    size_t span_size = hwt_class_span_size(cls);
-    size_t slot_size = hwt_class_size(cls);
+    size_t span_size = hwt_size_class_span(cls);
+    size_t slot_size = hwt_size_class_size(cls);
     uint32_t nslots = (uint32_t)(span_size / slot_size);
     size_t words = (nslots + BITS_PER_WORD - 1) / BITS_PER_WORD;
     struct hwt_span *s = hwt_meta_alloc(sizeof(*s), 64);
@@ -117,8 +117,8 @@ static struct hwt_span *span_new(unsigned cls)
     s->nfree = nslots;
     hwt_tag_range(base, span_size, HWT_TAG_FREE, false);
     __atomic_add_fetch(&heap_mapped_bytes, span_size, __ATOMIC_RELAXED);
-    for (uintptr_t p = base; p < base + span_size; p += hwt_page_size)
-        __atomic_store_n(&r->pagemap[(p - r->base) >> hwt_page_shift], s, __ATOMIC_RELEASE);
+    for (uintptr_t p = base; p < base + span_size; p += hwt_os_page_size)
+        __atomic_store_n(&r->pagemap[(p - r->base) >> hwt_slab_page_shift], s, __ATOMIC_RELEASE);
     return s;
 }
 
@@ -299,7 +299,7 @@ bool hwt_slab_resize(struct hwt_span *s, uint32_t idx, size_t new_size)
     if (new_size > s->slot_size)
         return false;
     /* Stay when the new size would land in the same class, or still fills half the slot. */
-    if (hwt_size_to_class(new_size) != s->cls && new_size < s->slot_size / 2)
+    if (hwt_size_class_of(new_size) != s->cls && new_size < s->slot_size / 2)
         return false;
     struct hwt_slot *slot = &s->slots[idx];
     uint64_t w = hwt_slot_load(slot);
@@ -373,14 +373,14 @@ void hwt_slab_class_usage(struct hwt_class_usage *out)
 {
     for (unsigned c = 0; c < HWT_NUM_CLASSES; c++)
         out[c] = (struct hwt_class_usage){0, 0, 0, 0};
-    uint32_t nregions = __atomic_load_n(&hwt_region_count, __ATOMIC_ACQUIRE);
+    uint32_t nregions = __atomic_load_n(&hwt_slab_region_count, __ATOMIC_ACQUIRE);
     for (uint32_t i = 0; i < nregions; i++) {
-        struct hwt_region *r = &hwt_regions[i];
+        struct hwt_region *r = &hwt_slab_regions[i];
         struct hwt_span *last = NULL;
         uintptr_t end = __atomic_load_n(&r->committed, __ATOMIC_ACQUIRE);
-        for (uintptr_t p = r->base; p < end; p += hwt_page_size) {
-            struct hwt_span *s =
-                __atomic_load_n(&r->pagemap[(p - r->base) >> hwt_page_shift], __ATOMIC_ACQUIRE);
+        for (uintptr_t p = r->base; p < end; p += hwt_os_page_size) {
+            struct hwt_span *s = __atomic_load_n(&r->pagemap[(p - r->base) >> hwt_slab_page_shift],
+                                                 __ATOMIC_ACQUIRE);
             if (s == NULL || s == last)
                 continue;
             last = s;

@@ -8,9 +8,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "../include/hwtag.h"
 #include "arch/mte.h"
-#include "lookup.h"
+#include "object.h"
 #include "stackdepot.h"
 
 enum hwt_slot_state { HWT_SLOT_UNUSED = 0, HWT_SLOT_LIVE = 1, HWT_SLOT_FREED = 2 };
@@ -20,7 +19,7 @@ enum hwt_slot_state { HWT_SLOT_UNUSED = 0, HWT_SLOT_LIVE = 1, HWT_SLOT_FREED = 2
  *   bits  0-1  state (enum hwt_slot_state)
  *   bits  2-5  tag: live, the object's; freed, the tag it had (never the next one)
  *   bits  6-20 requested size of the last allocation (<= HWT_SMALL_MAX)
- *   bits 21-40 stack-depot id of the last allocation (HWT_DEPOT_ID_BITS)
+ *   bits 21-40 stack-depot id of the last allocation (HWT_STACKDEPOT_ID_BITS)
  *   bits 41-60 stack-depot id of the last free */
 struct hwt_slot {
     uint64_t word;
@@ -31,7 +30,7 @@ struct hwt_slot {
 #define HWT_SLOT_REQ_MASK 0x7fffu
 #define HWT_SLOT_ALLOC_SHIFT 21u
 #define HWT_SLOT_FREE_SHIFT 41u
-#define HWT_SLOT_STACK_MASK ((UINT64_C(1) << HWT_DEPOT_ID_BITS) - 1)
+#define HWT_SLOT_STACK_MASK ((UINT64_C(1) << HWT_STACKDEPOT_ID_BITS) - 1)
 
 static inline uint64_t hwt_slot_load(const struct hwt_slot *slot)
 {
@@ -100,17 +99,17 @@ struct hwt_region {
     struct hwt_span **pagemap; /* per page: its span, NULL = none */
 };
 
-extern struct hwt_region hwt_regions[HWT_MAX_REGIONS];
-extern uint32_t hwt_region_count; /* published with release after the region is set up */
-extern unsigned hwt_page_shift;
+extern struct hwt_region hwt_slab_regions[HWT_MAX_REGIONS];
+extern uint32_t hwt_slab_region_count; /* published with release after the region is set up */
+extern unsigned hwt_slab_page_shift;
 
 /* Region holding addr, NULL when none. Lock-free. signal-safe */
 static inline struct hwt_region *hwt_slab_region_of(uintptr_t addr)
 {
-    uint32_t n = __atomic_load_n(&hwt_region_count, __ATOMIC_ACQUIRE);
+    uint32_t n = __atomic_load_n(&hwt_slab_region_count, __ATOMIC_ACQUIRE);
     for (uint32_t i = 0; i < n; i++) {
-        if (addr - hwt_regions[i].base < HWT_REGION_SIZE)
-            return &hwt_regions[i];
+        if (addr - hwt_slab_regions[i].base < HWT_REGION_SIZE)
+            return &hwt_slab_regions[i];
     }
     return NULL;
 }
@@ -121,7 +120,7 @@ static inline struct hwt_span *hwt_slab_span_of(uintptr_t addr)
     struct hwt_region *r = hwt_slab_region_of(addr);
     if (r == NULL)
         return NULL;
-    return __atomic_load_n(&r->pagemap[(addr - r->base) >> hwt_page_shift], __ATOMIC_ACQUIRE);
+    return __atomic_load_n(&r->pagemap[(addr - r->base) >> hwt_slab_page_shift], __ATOMIC_ACQUIRE);
 }
 
 static inline uint32_t hwt_slab_index(const struct hwt_span *s, uintptr_t addr)
@@ -139,9 +138,6 @@ void hwt_slab_give(unsigned cls, const uintptr_t *slots, unsigned n);
  * slab.c), tags it (zeroing when zero), records it. Returns the tagged pointer. */
 void *hwt_slab_prepare(uintptr_t addr, size_t requested, bool zero, uint32_t stack);
 
-/* Result of checking a pointer passed to free/realloc. */
-enum hwt_free_check { HWT_FREE_OK, HWT_FREE_NOT_OURS, HWT_FREE_INVALID, HWT_FREE_DOUBLE };
-
 /* Validates ptr as a live small object without changing anything. Inline: every free
  * and realloc starts here. */
 static inline enum hwt_free_check hwt_slab_check(const void *ptr, struct hwt_span **span_out,
@@ -154,7 +150,7 @@ static inline enum hwt_free_check hwt_slab_check(const void *ptr, struct hwt_spa
     if (r == NULL)
         return HWT_FREE_NOT_OURS;
     struct hwt_span *s =
-        __atomic_load_n(&r->pagemap[(addr - r->base) >> hwt_page_shift], __ATOMIC_ACQUIRE);
+        __atomic_load_n(&r->pagemap[(addr - r->base) >> hwt_slab_page_shift], __ATOMIC_ACQUIRE);
     if (s == NULL)
         return HWT_FREE_INVALID;
     uint32_t idx = hwt_slab_index(s, addr);

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* Tag policy: which tag a new object gets, and writing tags over a range. */
-#ifndef HWT_TAGS_H
-#define HWT_TAGS_H
+#ifndef HWT_TAG_H
+#define HWT_TAG_H
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -3,11 +3,8 @@
  * lists (slab.c) are shared. Caches come from metadata memory and are reused, never freed. */
 #include "tcache.h"
 
-#include <pthread.h>
 #include <string.h>
 
-#include "fault.h"
-#include "check.h"
 #include "lock.h"
 #include "meta.h"
 #include "os.h"
@@ -17,13 +14,10 @@ __thread struct hwt_tcache *hwt_tcache_self __attribute__((tls_model("initial-ex
 
 static struct hwt_lock list_lock = HWT_LOCK_INIT;
 static struct hwt_tcache *all_caches; /* list_lock */
-static pthread_key_t exit_key;
-static int exit_key_ready;
-static struct hwt_counters shared_counters; /* threads without a cache */
 
 static uint32_t bin_max(unsigned cls)
 {
-    size_t size = hwt_class_size(cls);
+    size_t size = hwt_size_class_size(cls);
     /* few of the big ones: every cached slot is memory the program is not using */
     if (size <= 256)
         return 32;
@@ -44,21 +38,13 @@ static void flush_all(struct hwt_tcache *tc)
     }
 }
 
-static void thread_exit(void *arg)
+void hwt_tcache_exit(struct hwt_tcache *tc)
 {
-    struct hwt_tcache *tc = arg;
     hwt_tcache_self = HWT_TCACHE_DEAD;
     flush_all(tc);
-    hwt_fault_thread_exit();
     hwt_lock(&list_lock);
     tc->in_use = 0;
     hwt_unlock(&list_lock);
-}
-
-void hwt_tcache_init(void)
-{
-    if (pthread_key_create(&exit_key, thread_exit) == 0)
-        exit_key_ready = 1;
 }
 
 static struct hwt_tcache *cache_new(void)
@@ -105,10 +91,6 @@ struct hwt_tcache *hwt_tcache_create(void)
     tc->tid = (uint32_t)hwt_os_gettid();
     memset(tc->stack_keys, 0, sizeof(tc->stack_keys)); /* a reused cache had another tid */
     hwt_tcache_self = tc;
-    if (exit_key_ready)
-        pthread_setspecific(exit_key, tc);
-    /* A thread's first allocation is also where it gets its signal stack. */
-    hwt_fault_thread_init();
     return tc;
 }
 
@@ -127,14 +109,6 @@ void hwt_tcache_drain(struct hwt_tcache_bin *bin, unsigned cls)
     for (unsigned i = n; i < bin->count; i++)
         bin->slots[i - n] = bin->slots[i];
     bin->count -= n;
-}
-
-struct hwt_counters *hwt_counters_self(void)
-{
-    struct hwt_tcache *tc = hwt_tcache_self;
-    if (tc == NULL || tc == HWT_TCACHE_DEAD)
-        return &shared_counters;
-    return &tc->counters;
 }
 
 void hwt_tcache_lock(void)
@@ -165,7 +139,6 @@ void hwt_tcache_after_fork_child(void)
 
 void hwt_tcache_sum(struct hwtag_stats *out)
 {
-    hwt_counters_add(out, &shared_counters);
     hwt_lock(&list_lock);
     for (struct hwt_tcache *c = all_caches; c != NULL; c = c->all_next)
         hwt_counters_add(out, &c->counters);

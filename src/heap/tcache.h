@@ -1,14 +1,14 @@
 /* SPDX-License-Identifier: MIT */
 /* Per-thread caches of free small slots, one bin per size class, plus the thread's
  * counters. Reached through an initial-exec TLS pointer; flushed at thread exit and
- * adopted by the child after fork. */
-#ifndef HWT_THREAD_CACHE_H
-#define HWT_THREAD_CACHE_H
+ * adopted by the child after fork. Knows nothing of signals or reports. */
+#ifndef HWT_TCACHE_H
+#define HWT_TCACHE_H
 
 #include <stdint.h>
 
 #include "size_class.h"
-#include "stats.h"
+#include "counters.h"
 
 #define HWT_TCACHE_STACKS 64u /* a power of two */
 
@@ -35,14 +35,17 @@ struct hwt_tcache {
 /* NULL before the thread's first allocation, HWT_TCACHE_DEAD after its exit destructor. */
 extern __thread struct hwt_tcache *hwt_tcache_self;
 
-/* Gives the calling thread a cache (or NULL when none can be had). */
+/* Gives the calling thread a cache (or NULL when none can be had). Called by the thread
+ * lifecycle (thread.c), which also arranges for hwt_tcache_exit at thread exit. */
 struct hwt_tcache *hwt_tcache_create(void);
+/* Returns the exiting thread's cached slots to the central lists and frees the cache for
+ * a later thread; the thread's cache pointer becomes HWT_TCACHE_DEAD. */
+void hwt_tcache_exit(struct hwt_tcache *tc);
 /* Refills an empty bin from the central lists; false when out of memory. */
 bool hwt_tcache_refill(struct hwt_tcache_bin *bin, unsigned cls);
 /* Returns half of a full bin to the central lists. */
 void hwt_tcache_drain(struct hwt_tcache_bin *bin, unsigned cls);
 
-void hwt_tcache_init(void);
 void hwt_tcache_lock(void);
 void hwt_tcache_unlock(void);
 /* In a fork child: adopt the caches of the threads that did not survive the fork. */

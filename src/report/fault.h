@@ -7,7 +7,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "../include/hwtag.h"
+#include "hwtag.h"
 
 /* Linux's MTE fault codes and sigaction flag, for C libraries whose headers predate them. */
 #ifndef SEGV_MTEAERR
@@ -21,15 +21,10 @@
 #endif
 
 /* Installs the handler (SA_SIGINFO|SA_ONSTACK|SA_EXPOSE_TAGBITS), remembering the
- * previous disposition for faults that are not ours; also opens HWTAG_LOG_PATH.
+ * previous disposition for faults that are not ours; also opens HWTAG_LOG_PATH and gives
+ * the calling thread its signal stack.
  * Called once at start-up; tests may call it again to re-install it. */
 void hwt_fault_install(void);
-
-/* Gives the calling thread an alternate signal stack (from meta.c) if it has none. */
-void hwt_fault_thread_init(void);
-/* Takes the calling thread's alternate stack back for reuse by later threads; call at
- * thread exit, never from a signal handler running on that stack. */
-void hwt_fault_thread_exit(void);
 
 /* A bad free/realloc seen by the allocator (HWTAG_BUG_DOUBLE_FREE or _INVALID_FREE):
  * reports it with the current stack and applies HWTAG_FAULT. Returns only when the

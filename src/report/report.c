@@ -1,15 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 /* KASAN-layout report text (DESIGN.md, Report) from a filled struct hwt_report.
- * Must stay async-signal-safe: fixed buffers, hwt_buf_printf, lock-free lookups only. */
+ * Must stay async-signal-safe: fixed buffers, hwt_fmt_printf, no lookups but symbols. */
 #include "report.h"
 
 #include "arch/mte.h"
 #include "fmt.h"
-#include "check.h"
 #include "symbolize.h"
 
 #define RULE_LEN 66
-#define DUMP_ROW_BYTES (16u * HWT_GRANULE)
 
 static const char *const bug_names[] = {
     [HWTAG_BUG_INVALID_ACCESS] = "invalid-access",
@@ -21,7 +19,7 @@ static const char *const bug_names[] = {
     [HWTAG_BUG_INVALID_FREE] = "invalid-free",
 };
 
-const char *hwt_bug_name(enum hwtag_bug_type bug)
+const char *hwt_report_bug_name(enum hwtag_bug_type bug)
 {
     if ((unsigned)bug >= sizeof(bug_names) / sizeof(bug_names[0]) || bug_names[bug] == NULL)
         return "unknown-crash";
@@ -45,19 +43,19 @@ static void rule(struct hwt_buf *b)
     for (unsigned i = 0; i < RULE_LEN; i++)
         line[i] = '=';
     line[RULE_LEN] = '\0';
-    hwt_buf_printf(b, "%s\n", line);
+    hwt_fmt_printf(b, "%s\n", line);
 }
 
 /* "func+0xoff/0xsize", else "module+0xoff", else "0xpc". */
 static void location(struct hwt_buf *b, uintptr_t pc, const struct hwt_symbol *sym, bool known)
 {
     if (known && sym->function != NULL)
-        hwt_buf_printf(b, "%s+0x%lx/0x%lx", sym->function, (unsigned long)sym->function_offset,
+        hwt_fmt_printf(b, "%s+0x%lx/0x%lx", sym->function, (unsigned long)sym->function_offset,
                        (unsigned long)sym->function_size);
     else if (known && sym->module != NULL)
-        hwt_buf_printf(b, "%s+0x%lx", sym->module, (unsigned long)sym->module_offset);
+        hwt_fmt_printf(b, "%s+0x%lx", sym->module, (unsigned long)sym->module_offset);
     else
-        hwt_buf_printf(b, "0x%lx", (unsigned long)pc);
+        hwt_fmt_printf(b, "0x%lx", (unsigned long)pc);
 }
 
 static bool symbolize(uintptr_t pc, struct hwt_symbol *sym)
@@ -76,43 +74,39 @@ static void top_location(struct hwt_buf *b, const struct hwt_report *r, bool wit
 
     location(b, pc, &sym, known);
     if (with_module && known && sym.function != NULL && sym.module != NULL)
-        hwt_buf_printf(b, " (%s+0x%lx)", sym.module, (unsigned long)sym.module_offset);
+        hwt_fmt_printf(b, " (%s+0x%lx)", sym.module, (unsigned long)sym.module_offset);
 }
 
 static void frames(struct hwt_buf *b, const uintptr_t *pcs, unsigned n)
 {
     if (n == 0) {
-        hwt_buf_printf(b, " (stack not available)\n");
+        hwt_fmt_printf(b, " (stack not available)\n");
         return;
     }
     for (unsigned i = 0; i < n; i++) {
         struct hwt_symbol sym;
         bool known = symbolize(pcs[i], &sym);
-        hwt_buf_printf(b, " ");
+        hwt_fmt_printf(b, " ");
         if (known && sym.function == NULL && sym.module != NULL)
-            hwt_buf_printf(b, "0x%lx", (unsigned long)pcs[i]);
+            hwt_fmt_printf(b, "0x%lx", (unsigned long)pcs[i]);
         else
             location(b, pcs[i], &sym, known);
         if (known && sym.module != NULL)
-            hwt_buf_printf(b, " (%s+0x%lx)", sym.module, (unsigned long)sym.module_offset);
-        hwt_buf_printf(b, "\n");
+            hwt_fmt_printf(b, " (%s+0x%lx)", sym.module, (unsigned long)sym.module_offset);
+        hwt_fmt_printf(b, "\n");
     }
 }
 
-/* "Allocated by task T:" / "Freed by task T:" and the depot stack. */
-static void depot_stack(struct hwt_buf *b, const char *what, uint32_t id)
+/* "Allocated by task T:" / "Freed by task T:" and the stack. */
+static void object_stack(struct hwt_buf *b, const char *what, const struct hwt_report_stack *st)
 {
-    uintptr_t pcs[HWT_STACK_MAX_FRAMES];
-    uint32_t tid = 0;
-    unsigned n = id != 0 ? hwt_depot_get(id, &tid, pcs, HWT_STACK_MAX_FRAMES) : 0;
-
-    hwt_buf_printf(b, "\n");
-    if (n == 0) {
-        hwt_buf_printf(b, "%s by task ?:\n (stack not available)\n", what);
+    hwt_fmt_printf(b, "\n");
+    if (st->len == 0) {
+        hwt_fmt_printf(b, "%s by task ?:\n (stack not available)\n", what);
         return;
     }
-    hwt_buf_printf(b, "%s by task %u:\n", what, tid);
-    frames(b, pcs, n);
+    hwt_fmt_printf(b, "%s by task %u:\n", what, st->tid);
+    frames(b, st->pcs, st->len);
 }
 
 static void access_line(struct hwt_buf *b, const struct hwt_report *r)
@@ -120,14 +114,14 @@ static void access_line(struct hwt_buf *b, const struct hwt_report *r)
     const char *comm = r->comm != NULL ? r->comm : "?";
 
     if (r->access == HWTAG_ACCESS_FREE)
-        hwt_buf_printf(b, "Free of addr");
+        hwt_fmt_printf(b, "Free of addr");
     else if (r->access_size != 0)
-        hwt_buf_printf(b, "%s of size %zu at addr",
+        hwt_fmt_printf(b, "%s of size %zu at addr",
                        r->access == HWTAG_ACCESS_WRITE ? "Write" : "Read", r->access_size);
     else
-        hwt_buf_printf(b, "%s at addr", r->access == HWTAG_ACCESS_WRITE ? "Write" : "Read");
-    hwt_buf_printf(b, " %016lx by task %s/%d\n", (unsigned long)r->addr, comm, r->tid);
-    hwt_buf_printf(b, "Pointer tag: [%02x], memory tag: [%02x]\n", r->pointer_tag, r->memory_tag);
+        hwt_fmt_printf(b, "%s at addr", r->access == HWTAG_ACCESS_WRITE ? "Write" : "Read");
+    hwt_fmt_printf(b, " %016lx by task %s/%d\n", (unsigned long)r->addr, comm, r->tid);
+    hwt_fmt_printf(b, "Pointer tag: [%02x], memory tag: [%02x]\n", r->pointer_tag, r->memory_tag);
 }
 
 static void object_section(struct hwt_buf *b, const struct hwt_report *r)
@@ -136,35 +130,35 @@ static void object_section(struct hwt_buf *b, const struct hwt_report *r)
     long dist = hwt_report_distance(r->addr, o);
     uintptr_t addr = mte_untag((const void *)r->addr);
 
-    hwt_buf_printf(b, "\nThe buggy address belongs to the object at %lx\n",
+    hwt_fmt_printf(b, "\nThe buggy address belongs to the object at %lx\n",
                    (unsigned long)o->start);
     if (o->large)
-        hwt_buf_printf(b, " which belongs to a page-backed mapping of %zu bytes\n", o->region_size);
+        hwt_fmt_printf(b, " which belongs to a page-backed mapping of %zu bytes\n", o->region_size);
     else
-        hwt_buf_printf(b, " which belongs to the size class %zu of size %zu\n", o->class_size,
+        hwt_fmt_printf(b, " which belongs to the size class %zu of size %zu\n", o->class_size,
                        o->size);
     if (addr < o->start)
-        hwt_buf_printf(b, "The buggy address is located %ld bytes to the left of\n", -dist);
+        hwt_fmt_printf(b, "The buggy address is located %ld bytes to the left of\n", -dist);
     else if (addr >= o->start + o->requested)
-        hwt_buf_printf(b, "The buggy address is located %ld bytes to the right of\n", dist);
+        hwt_fmt_printf(b, "The buggy address is located %ld bytes to the right of\n", dist);
     else
-        hwt_buf_printf(b, "The buggy address is located %ld bytes inside of\n", dist);
-    hwt_buf_printf(b, " %zu-byte region [%lx, %lx)\n", o->requested, (unsigned long)o->start,
+        hwt_fmt_printf(b, "The buggy address is located %ld bytes inside of\n", dist);
+    hwt_fmt_printf(b, " %zu-byte region [%lx, %lx)\n", o->requested, (unsigned long)o->start,
                    (unsigned long)(o->start + o->requested));
     if (!o->sampled)
-        hwt_buf_printf(b, "The object was left untagged by sampling (HWTAG_SAMPLE), so "
+        hwt_fmt_printf(b, "The object was left untagged by sampling (HWTAG_SAMPLE), so "
                           "accesses to it are not checked\n");
     if (r->foreign_tag) {
-        hwt_buf_printf(b,
+        hwt_fmt_printf(b,
                        "The pointer tag [%02x] is neither this object's [%02x] nor a "
                        "neighbour's:\n",
                        r->pointer_tag, o->tag);
         if (r->pointer_tag == HWT_TAG_UNTAGGED)
-            hwt_buf_printf(b, " the pointer carries no tag (built from an untagged address?)\n");
+            hwt_fmt_printf(b, " the pointer carries no tag (built from an untagged address?)\n");
         else if (r->pointer_tag == HWT_TAG_FREE)
-            hwt_buf_printf(b, " no allocation returns that tag: the pointer is corrupt\n");
+            hwt_fmt_printf(b, " no allocation returns that tag: the pointer is corrupt\n");
         else
-            hwt_buf_printf(b,
+            hwt_fmt_printf(b,
                            " a stale pointer to an earlier object in this %s, freed and "
                            "reallocated since,\n too long ago for the history of recent "
                            "allocations, or a corrupt one\n",
@@ -172,90 +166,85 @@ static void object_section(struct hwt_buf *b, const struct hwt_report *r)
     }
 }
 
-/* One granule tag, or "??" where no heap memory is known to be mapped. */
-static void dump_granule(struct hwt_buf *b, uintptr_t granule)
+static void memory_dump(struct hwt_buf *b, const struct hwt_report *r)
 {
-    struct hwt_object obj;
-    if (hwt_heap_lookup(granule, &obj))
-        hwt_buf_printf(b, " %02x", mte_load_tag(granule));
-    else
-        hwt_buf_printf(b, " ??");
-}
+    uintptr_t addr = mte_untag((const void *)r->addr);
+    uintptr_t fault_row = hwt_align_down(addr, HWT_REPORT_ROW_BYTES);
 
-static void memory_dump(struct hwt_buf *b, uintptr_t addr)
-{
-    uintptr_t fault_row = hwt_align_down(addr, DUMP_ROW_BYTES);
-    uintptr_t first = fault_row - (HWT_REPORT_DUMP_ROWS / 2) * DUMP_ROW_BYTES;
-
-    hwt_buf_printf(b, "\nMemory state around the buggy address:\n");
+    hwt_fmt_printf(b, "\nMemory state around the buggy address:\n");
     for (unsigned row = 0; row < HWT_REPORT_DUMP_ROWS; row++) {
-        uintptr_t row_addr = first + row * DUMP_ROW_BYTES;
+        uintptr_t row_addr = r->dump_start + row * HWT_REPORT_ROW_BYTES;
+        const uint8_t *tags = &r->dump_tags[row * HWT_REPORT_ROW_GRANULES];
         bool faulting = row_addr == fault_row;
         size_t start = b->len;
 
-        hwt_buf_printf(b, "%c%lx:", faulting ? '>' : ' ', (unsigned long)row_addr);
+        hwt_fmt_printf(b, "%c%lx:", faulting ? '>' : ' ', (unsigned long)row_addr);
         size_t prefix = b->len - start;
-        for (unsigned g = 0; g < DUMP_ROW_BYTES / HWT_GRANULE; g++)
-            dump_granule(b, row_addr + g * HWT_GRANULE);
-        hwt_buf_printf(b, "\n");
+        for (unsigned g = 0; g < HWT_REPORT_ROW_GRANULES; g++) {
+            if (tags[g] == HWT_REPORT_TAG_UNKNOWN)
+                hwt_fmt_printf(b, " ??");
+            else
+                hwt_fmt_printf(b, " %02x", tags[g]);
+        }
+        hwt_fmt_printf(b, "\n");
         if (faulting) {
             /* under the first digit of the faulting granule: " xx" per granule */
             unsigned col = (unsigned)prefix + 1 + 3 * (unsigned)((addr - fault_row) / HWT_GRANULE);
-            hwt_buf_printf(b, "%*c\n", (int)col + 1, '^');
+            hwt_fmt_printf(b, "%*c\n", (int)col + 1, '^');
         }
     }
 }
 
 static void registers(struct hwt_buf *b, const struct hwt_report *r)
 {
-    hwt_buf_printf(b, "\nRegisters:\n");
+    hwt_fmt_printf(b, "\nRegisters:\n");
     for (unsigned i = 0; i < 31; i++) {
-        hwt_buf_printf(b, "%sx%-2u %016lx", i % 4 == 0 ? " " : "  ", i, (unsigned long)r->regs[i]);
+        hwt_fmt_printf(b, "%sx%-2u %016lx", i % 4 == 0 ? " " : "  ", i, (unsigned long)r->regs[i]);
         if (i % 4 == 3)
-            hwt_buf_printf(b, "\n");
+            hwt_fmt_printf(b, "\n");
     }
-    hwt_buf_printf(b, "  sp  %016lx\n pc  %016lx  pstate %016lx\n", (unsigned long)r->sp,
+    hwt_fmt_printf(b, "  sp  %016lx\n pc  %016lx  pstate %016lx\n", (unsigned long)r->sp,
                    (unsigned long)r->pc, (unsigned long)r->pstate);
 }
 
 static void summary(struct hwt_buf *b, const struct hwt_report *r)
 {
-    hwt_buf_printf(b, "\nSUMMARY: KASAN: %s in ", hwt_bug_name(r->bug));
+    hwt_fmt_printf(b, "\nSUMMARY: KASAN: %s in ", hwt_report_bug_name(r->bug));
     top_location(b, r, true);
-    hwt_buf_printf(b, "\n");
+    hwt_fmt_printf(b, "\n");
 }
 
 size_t hwt_report_format(const struct hwt_report *r, char *buf, size_t cap)
 {
     struct hwt_buf b;
-    hwt_buf_init(&b, buf, cap);
+    hwt_fmt_init(&b, buf, cap);
 
     rule(&b);
     if (r->asynchronous) {
-        hwt_buf_printf(&b, "BUG: KASAN: %s\n", hwt_bug_name(r->bug));
-        hwt_buf_printf(&b, "Asynchronous fault: no details available\n");
-        hwt_buf_printf(&b, "\nCall trace:\n");
+        hwt_fmt_printf(&b, "BUG: KASAN: %s\n", hwt_report_bug_name(r->bug));
+        hwt_fmt_printf(&b, "Asynchronous fault: no details available\n");
+        hwt_fmt_printf(&b, "\nCall trace:\n");
         frames(&b, r->stack, r->stack_len);
-        hwt_buf_printf(&b, "\nThe fault surfaced at a later kernel entry, not at the access. "
+        hwt_fmt_printf(&b, "\nThe fault surfaced at a later kernel entry, not at the access. "
                            "Rerun with HWTAG_MODE=sync to find the faulting access.\n");
     } else {
-        hwt_buf_printf(&b, "BUG: KASAN: %s in ", hwt_bug_name(r->bug));
+        hwt_fmt_printf(&b, "BUG: KASAN: %s in ", hwt_report_bug_name(r->bug));
         top_location(&b, r, false);
-        hwt_buf_printf(&b, "\n");
+        hwt_fmt_printf(&b, "\n");
         access_line(&b, r);
-        hwt_buf_printf(&b, "\nCall trace:\n");
+        hwt_fmt_printf(&b, "\nCall trace:\n");
         frames(&b, r->stack, r->stack_len);
         if (r->have_object) {
             if (r->object.ever_used || r->object.alloc_stack != 0)
-                depot_stack(&b, "Allocated", r->object.alloc_stack);
+                object_stack(&b, "Allocated", &r->alloc_stack);
             /* also without a stack (HWTAG_STACKTRACE=off): the object was freed */
             if (!r->object.live && r->object.ever_used)
-                depot_stack(&b, "Freed", r->object.free_stack);
+                object_stack(&b, "Freed", &r->free_stack);
             object_section(&b, r);
         } else {
-            hwt_buf_printf(&b, "\nThe buggy address does not belong to any heap object\n");
+            hwt_fmt_printf(&b, "\nThe buggy address does not belong to any heap object\n");
         }
-        memory_dump(&b, mte_untag((const void *)r->addr));
+        memory_dump(&b, r);
     }
     if (r->have_regs)
         registers(&b, r);

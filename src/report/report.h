@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
-/* KASAN-format report text (DESIGN.md, Report) from a filled struct hwt_report into a
- * caller's buffer. Pure formatting: no lookups of its own beyond symbolize/depot, no
- * malloc, no stdio. */
+/* KASAN-format report text (docs/design.md, Report) from a filled struct hwt_report into
+ * a caller's buffer. Formatting only: everything but symbol names is gathered into the
+ * struct beforehand (infer.c); no heap lookups, no malloc, no stdio. */
 #ifndef HWT_REPORT_H
 #define HWT_REPORT_H
 
@@ -9,14 +9,25 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "../include/hwtag.h"
-#include "lookup.h"
+#include "hwtag.h"
+#include "object.h"
 #include "stackdepot.h"
 
 #define HWT_REPORT_DUMP_ROWS 5
+#define HWT_REPORT_ROW_GRANULES 16u
+#define HWT_REPORT_ROW_BYTES (HWT_REPORT_ROW_GRANULES * HWT_GRANULE)
+#define HWT_REPORT_DUMP_GRANULES (HWT_REPORT_DUMP_ROWS * HWT_REPORT_ROW_GRANULES)
+#define HWT_REPORT_TAG_UNKNOWN 0xffu /* no heap memory known there: printed "??" */
+
+/* A stack from the depot, copied out for formatting. */
+struct hwt_report_stack {
+    uint32_t tid;
+    unsigned len; /* 0: not available */
+    uintptr_t pcs[HWT_STACK_MAX_FRAMES];
+};
 
 struct hwt_report {
-    /* filled in by the detector (fault.c or the free path) */
+    /* filled in by the detector (fault.c: the handler or the free path; context.c) */
     enum hwtag_bug_type bug;
     enum hwtag_access_type access;
     bool asynchronous;
@@ -27,12 +38,16 @@ struct hwt_report {
     const char *comm;
     uintptr_t stack[HWT_STACK_MAX_FRAMES]; /* access stack, stack[0] = faulting pc */
     unsigned stack_len;
-    /* filled in from the heap metadata */
+    /* filled in by hwt_infer_bug from the heap metadata (or by fault.c for a bad free) */
     bool have_object;
     struct hwt_object object;
     /* the pointer's tag is neither the object's nor a neighbour's (invalid-access): the
      * report says the pointer may be stale or corrupt and the stacks are the object's now */
     bool foreign_tag;
+    /* filled in by hwt_infer_gather: the object's stacks and the tag rows */
+    struct hwt_report_stack alloc_stack, free_stack;
+    uintptr_t dump_start; /* first granule of the first row */
+    uint8_t dump_tags[HWT_REPORT_DUMP_GRANULES];
     /* registers, when there is a signal context */
     bool have_regs;
     uint64_t regs[31], sp, pc, pstate;
@@ -42,7 +57,7 @@ struct hwt_report {
 size_t hwt_report_format(const struct hwt_report *r, char *buf, size_t cap);
 
 /* "slab-out-of-bounds", ...; "unknown-crash" for a value outside the enum. signal-safe */
-const char *hwt_bug_name(enum hwtag_bug_type bug);
+const char *hwt_report_bug_name(enum hwtag_bug_type bug);
 
 /* Byte distance of addr (tag ignored) from obj's requested region [start, start+requested):
  * negative to the left of it, addr - end to the right, addr - start inside (the caller

@@ -10,16 +10,14 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
-#include <sys/mman.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
-#include "check.h"
+#include "maps.h"
+#include "os.h"
 
 #define SYM_MAX_MODULES 256u
 #define SYM_MAX_RANGES 1024u
 #define SYM_PATH_POOL 65536u
-#define SYM_MAPS_BUF 4096u /* longer /proc/self/maps lines are skipped */
 
 /* A mapped file (or the vDSO). Entries are appended under scan_busy and published by
  * nr_modules (release); image is filled in lazily by any thread, with a CAS. */
@@ -47,136 +45,6 @@ static char path_pool[SYM_PATH_POOL];
 static unsigned nr_modules, nr_ranges; /* atomic, release after the entry is filled */
 static size_t path_used;               /* under scan_busy */
 static int scan_busy;                  /* one scanner at a time; others skip (try-lock) */
-
-/* syscall() takes longs: every int argument is widened explicitly. */
-static int sys_open_read(const char *path)
-{
-    return (int)syscall(SYS_openat, (long)AT_FDCWD, path, (long)(O_RDONLY | O_CLOEXEC));
-}
-
-static long sys_read(int fd, void *buf, size_t len)
-{
-    long r;
-    do
-        r = syscall(SYS_read, (long)fd, buf, len);
-    while (r < 0 && errno == EINTR);
-    return r;
-}
-
-static void sys_close(int fd)
-{
-    syscall(SYS_close, (long)fd);
-}
-
-/* ---- /proc/self/maps ---- */
-
-static const char *parse_hex(const char *s, uint64_t *out)
-{
-    uint64_t v = 0;
-    const char *start = s;
-    for (;; s++) {
-        unsigned d;
-        if (*s >= '0' && *s <= '9')
-            d = (unsigned)(*s - '0');
-        else if (*s >= 'a' && *s <= 'f')
-            d = (unsigned)(*s - 'a' + 10);
-        else if (*s >= 'A' && *s <= 'F')
-            d = (unsigned)(*s - 'A' + 10);
-        else
-            break;
-        v = v << 4 | d;
-    }
-    *out = v;
-    return s == start ? NULL : s;
-}
-
-static const char *parse_dec(const char *s, uint64_t *out)
-{
-    uint64_t v = 0;
-    const char *start = s;
-    for (; *s >= '0' && *s <= '9'; s++)
-        v = v * 10 + (uint64_t)(*s - '0');
-    *out = v;
-    return s == start ? NULL : s;
-}
-
-static const char *skip_field(const char *s)
-{
-    while (*s == ' ')
-        s++;
-    while (*s && *s != ' ')
-        s++;
-    return s;
-}
-
-/* "start-end perms offset dev inode   path" */
-static bool parse_maps_line(const char *s, struct hwt_mapping *m)
-{
-    uint64_t start, end, offset, inode;
-
-    if (!(s = parse_hex(s, &start)) || *s++ != '-' || !(s = parse_hex(s, &end)) || *s++ != ' ')
-        return false;
-    if (strlen(s) < 4)
-        return false;
-    m->readable = s[0] == 'r';
-    m->writable = s[1] == 'w';
-    m->executable = s[2] == 'x';
-    s = skip_field(s);
-    while (*s == ' ')
-        s++;
-    if (!(s = parse_hex(s, &offset)))
-        return false;
-    s = skip_field(s); /* dev */
-    while (*s == ' ')
-        s++;
-    if (!(s = parse_dec(s, &inode)))
-        return false;
-    while (*s == ' ')
-        s++;
-    m->start = (uintptr_t)start;
-    m->end = (uintptr_t)end;
-    m->offset = offset;
-    m->inode = inode;
-    m->path = s;
-    return true;
-}
-
-bool hwt_maps_foreach(bool (*fn)(const struct hwt_mapping *m, void *arg), void *arg)
-{
-    char buf[SYM_MAPS_BUF];
-    size_t len = 0;
-    bool skipping = false, stop = false;
-    int fd = sys_open_read("/proc/self/maps");
-
-    if (fd < 0)
-        return false;
-    while (!stop) {
-        long got = sys_read(fd, buf + len, sizeof(buf) - 1 - len);
-        size_t pos = 0;
-        if (got <= 0)
-            break;
-        len += (size_t)got;
-        while (!stop) {
-            char *nl = memchr(buf + pos, '\n', len - pos);
-            struct hwt_mapping m;
-            if (!nl)
-                break;
-            *nl = '\0';
-            if (!skipping && parse_maps_line(buf + pos, &m))
-                stop = !fn(&m, arg);
-            skipping = false;
-            pos = (size_t)(nl - buf) + 1;
-        }
-        memmove(buf, buf + pos, len - pos);
-        len -= pos;
-        if (len == sizeof(buf) - 1) {
-            skipping = true; /* drop the rest of an overlong line */
-            len = 0;
-        }
-    }
-    sys_close(fd);
-    return true;
-}
 
 /* ---- module table ---- */
 
@@ -292,24 +160,6 @@ static const Elf64_Shdr *elf_section(const uint8_t *img, size_t size, unsigned i
     return (const Elf64_Shdr *)(img + eh->e_shoff) + idx;
 }
 
-static const uint8_t *map_file(const char *path, size_t *size)
-{
-    int fd = sys_open_read(path);
-    long end, addr;
-
-    if (fd < 0)
-        return NULL;
-    end = syscall(SYS_lseek, (long)fd, 0L, (long)SEEK_END);
-    addr = end > 0 ? syscall(SYS_mmap, NULL, (size_t)end, (long)PROT_READ, (long)MAP_PRIVATE,
-                             (long)fd, 0L)
-                   : -1;
-    sys_close(fd);
-    if (end <= 0 || addr == -1) /* syscall() turns errors into -1 */
-        return NULL;
-    *size = (size_t)end;
-    return (const uint8_t *)addr;
-}
-
 /* The module's ELF image, mapped on first use by whichever thread gets there first. */
 static const uint8_t *module_image(struct sym_module *mod, size_t *size)
 {
@@ -327,11 +177,11 @@ static const uint8_t *module_image(struct sym_module *mod, size_t *size)
         img = (const uint8_t *)mod->mem_start;
         len = mod->mem_size;
     } else {
-        img = map_file(&path_pool[mod->path], &len);
+        img = hwt_os_map_file(&path_pool[mod->path], &len);
     }
     if (!img || !elf_header(img, len)) {
         if (img && !mod->mem_start)
-            syscall(SYS_munmap, img, len);
+            hwt_os_unmap((void *)img, len);
         __atomic_store_n(&mod->image_failed, 1, __ATOMIC_RELAXED);
         return NULL;
     }
@@ -339,7 +189,7 @@ static const uint8_t *module_image(struct sym_module *mod, size_t *size)
     if (!__atomic_compare_exchange_n(&mod->image, &expected, img, false, __ATOMIC_RELEASE,
                                      __ATOMIC_ACQUIRE)) {
         if (!mod->mem_start)
-            syscall(SYS_munmap, img, len);
+            hwt_os_unmap((void *)img, len);
         img = expected;
     }
     *size = len;

@@ -23,17 +23,4 @@ void hwt_symbolize_init(void);
  * Returns false when pc is in no file-backed executable mapping. signal-safe */
 bool hwt_symbolize(uintptr_t pc, struct hwt_symbol *out);
 
-/* One line of /proc/self/maps. */
-struct hwt_mapping {
-    uintptr_t start, end;
-    uint64_t offset; /* file offset of start */
-    uint64_t inode;
-    bool readable, writable, executable;
-    const char *path; /* "" when anonymous; valid only during the callback */
-};
-
-/* Calls fn on each line of /proc/self/maps, in address order, until it returns false. Raw
- * syscalls and a stack buffer only. Returns false when the file cannot be read. signal-safe */
-bool hwt_maps_foreach(bool (*fn)(const struct hwt_mapping *m, void *arg), void *arg);
-
 #endif

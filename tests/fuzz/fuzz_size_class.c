@@ -26,46 +26,46 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 static void check_size(size_t n)
 {
-    unsigned cls = hwt_size_to_class(n);
+    unsigned cls = hwt_size_class_of(n);
     CHECK(cls < HWT_NUM_CLASSES, n);
-    size_t slot = hwt_class_size(cls);
+    size_t slot = hwt_size_class_size(cls);
     CHECK(slot >= n, n);
     CHECK(slot % 16 == 0, n);
     CHECK(slot == model_slot_size(n), n);
     CHECK(n > 256 ? slot - n <= n / 8 : slot - n < 16, n);
     /* the smallest class that fits */
-    CHECK(cls == 0 || hwt_class_size(cls - 1) < n, n);
+    CHECK(cls == 0 || hwt_size_class_size(cls - 1) < n, n);
     /* monotonic around n */
     if (n > 1)
-        CHECK(hwt_size_to_class(n - 1) <= cls, n);
+        CHECK(hwt_size_class_of(n - 1) <= cls, n);
     if (n < HWT_SMALL_MAX)
-        CHECK(hwt_size_to_class(n + 1) >= cls && hwt_size_to_class(n + 1) <= cls + 1, n);
-    size_t span = hwt_class_span_size(cls);
-    CHECK((span & (span - 1)) == 0 && span >= hwt_page_size &&
+        CHECK(hwt_size_class_of(n + 1) >= cls && hwt_size_class_of(n + 1) <= cls + 1, n);
+    size_t span = hwt_size_class_span(cls);
+    CHECK((span & (span - 1)) == 0 && span >= hwt_os_page_size &&
               span / slot >= (slot > 4096 ? 4u : 8u),
           n);
 }
 
 static void check_aligned(size_t n, size_t align)
 {
-    unsigned cls = hwt_size_to_class_aligned(n, align);
+    unsigned cls = hwt_size_class_aligned(n, align);
     if (n > HWT_SMALL_MAX || align > HWT_SMALL_MAX) {
         CHECK(cls == HWT_NUM_CLASSES, n);
         return;
     }
     /* the largest class is a multiple of every power of two up to itself */
     CHECK(cls < HWT_NUM_CLASSES, n);
-    size_t slot = hwt_class_size(cls);
+    size_t slot = hwt_size_class_size(cls);
     CHECK(slot >= n && slot >= align && slot % align == 0, n);
     for (unsigned c = 0; c < cls; c++) {
-        size_t s = hwt_class_size(c);
+        size_t s = hwt_size_class_size(c);
         CHECK(s < n || s < align || s % align != 0, n);
     }
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    hwt_ensure_init();
+    hwt_init_ensure();
     /* each record: 8 bytes of size, 1 byte of alignment exponent */
     for (size_t off = 0; off + 9 <= size; off += 9) {
         uint64_t raw;

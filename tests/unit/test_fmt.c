@@ -22,7 +22,7 @@ static int setup(void **state)
 {
     static struct fixture fx;
     memset(&fx, 0x55, sizeof(fx));
-    hwt_buf_init(&fx.buf, fx.mem, sizeof(fx.mem));
+    hwt_fmt_init(&fx.buf, fx.mem, sizeof(fx.mem));
     *state = &fx;
     return 0;
 }
@@ -43,7 +43,7 @@ static void test_init_gives_empty_string(void **state)
 static void test_plain_text_and_percent(void **state)
 {
     struct hwt_buf *b = buf_of(state);
-    hwt_buf_printf(b, "100%% sure");
+    hwt_fmt_printf(b, "100%% sure");
     assert_string_equal(b->data, "100% sure");
     assert_int_equal(b->len, 9);
 }
@@ -51,14 +51,14 @@ static void test_plain_text_and_percent(void **state)
 static void test_signed_decimal(void **state)
 {
     struct hwt_buf *b = buf_of(state);
-    hwt_buf_printf(b, "%d %i %d %ld %lld", 0, -42, 2147483647, -9000000000L, (long long)INT64_MIN);
+    hwt_fmt_printf(b, "%d %i %d %ld %lld", 0, -42, 2147483647, -9000000000L, (long long)INT64_MIN);
     assert_string_equal(b->data, "0 -42 2147483647 -9000000000 -9223372036854775808");
 }
 
 static void test_unsigned_and_size(void **state)
 {
     struct hwt_buf *b = buf_of(state);
-    hwt_buf_printf(b, "%u %lu %llu %zu", 4294967295u, 0ul, (unsigned long long)UINT64_MAX,
+    hwt_fmt_printf(b, "%u %lu %llu %zu", 4294967295u, 0ul, (unsigned long long)UINT64_MAX,
                    (size_t)4096);
     assert_string_equal(b->data, "4294967295 0 18446744073709551615 4096");
 }
@@ -66,28 +66,28 @@ static void test_unsigned_and_size(void **state)
 static void test_hex_lowercase(void **state)
 {
     struct hwt_buf *b = buf_of(state);
-    hwt_buf_printf(b, "%x %lx %llx %zx", 0xabcu, 0xdeadbeefcafeul, 0ull, (size_t)0x10);
+    hwt_fmt_printf(b, "%x %lx %llx %zx", 0xabcu, 0xdeadbeefcafeul, 0ull, (size_t)0x10);
     assert_string_equal(b->data, "abc deadbeefcafe 0 10");
 }
 
 static void test_zero_padded_width(void **state)
 {
     struct hwt_buf *b = buf_of(state);
-    hwt_buf_printf(b, "[%02x] %016lx %05d", 0xbu, 0xffffa3c012b0ul, -42);
+    hwt_fmt_printf(b, "[%02x] %016lx %05d", 0xbu, 0xffffa3c012b0ul, -42);
     assert_string_equal(b->data, "[0b] 0000ffffa3c012b0 -0042");
 }
 
 static void test_space_padding_and_left_justify(void **state)
 {
     struct hwt_buf *b = buf_of(state);
-    hwt_buf_printf(b, "[%5d][%-5d][%4s][%-4s][%3c][%*u]", 42, 42, "ab", "ab", 'x', 4, 7u);
+    hwt_fmt_printf(b, "[%5d][%-5d][%4s][%-4s][%3c][%*u]", 42, 42, "ab", "ab", 'x', 4, 7u);
     assert_string_equal(b->data, "[   42][42   ][  ab][ab  ][  x][   7]");
 }
 
 static void test_pointer(void **state)
 {
     struct hwt_buf *b = buf_of(state);
-    hwt_buf_printf(b, "%p %p", (void *)0x0b00ffffa3c012b0ul, (void *)0);
+    hwt_fmt_printf(b, "%p %p", (void *)0x0b00ffffa3c012b0ul, (void *)0);
     assert_string_equal(b->data, "0xb00ffffa3c012b0 0x0");
 }
 
@@ -95,15 +95,15 @@ static void test_string_null_and_precision(void **state)
 {
     struct hwt_buf *b = buf_of(state);
     const char *volatile none = NULL; /* hidden from the compiler's format checks */
-    hwt_buf_printf(b, "%s|%.3s|%c", none, "abcdef", 'z');
+    hwt_fmt_printf(b, "%s|%.3s|%c", none, "abcdef", 'z');
     assert_string_equal(b->data, "(null)|abc|z");
 }
 
 static void test_appends_across_calls(void **state)
 {
     struct hwt_buf *b = buf_of(state);
-    hwt_buf_printf(b, "a=%d", 1);
-    hwt_buf_printf(b, ", b=%s", "two");
+    hwt_fmt_printf(b, "a=%d", 1);
+    hwt_fmt_printf(b, ", b=%s", "two");
     assert_string_equal(b->data, "a=1, b=two");
     assert_int_equal(b->len, strlen("a=1, b=two"));
 }
@@ -112,7 +112,7 @@ static void vprintf_helper(struct hwt_buf *b, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    hwt_buf_vprintf(b, fmt, ap);
+    hwt_fmt_vprintf(b, fmt, ap);
     va_end(ap);
 }
 
@@ -129,12 +129,12 @@ static void test_truncation_keeps_terminator(void **state)
     struct hwt_buf b;
     (void)state;
     memset(mem, 'X', sizeof(mem));
-    hwt_buf_init(&b, mem, sizeof(mem));
-    hwt_buf_printf(&b, "%s", "0123456789");
+    hwt_fmt_init(&b, mem, sizeof(mem));
+    hwt_fmt_printf(&b, "%s", "0123456789");
     assert_true(b.truncated);
     assert_int_equal(b.len, 7);
     assert_string_equal(mem, "0123456");
-    hwt_buf_printf(&b, "%d", 5);
+    hwt_fmt_printf(&b, "%d", 5);
     assert_int_equal(b.len, 7);
     assert_string_equal(mem, "0123456");
 }
@@ -144,8 +144,8 @@ static void test_exact_fit_is_not_truncated(void **state)
     char mem[4];
     struct hwt_buf b;
     (void)state;
-    hwt_buf_init(&b, mem, sizeof(mem));
-    hwt_buf_printf(&b, "%x", 0xabcu);
+    hwt_fmt_init(&b, mem, sizeof(mem));
+    hwt_fmt_printf(&b, "%x", 0xabcu);
     assert_false(b.truncated);
     assert_string_equal(mem, "abc");
 }
@@ -155,8 +155,8 @@ static void test_zero_capacity(void **state)
     char mem[1] = {'X'};
     struct hwt_buf b;
     (void)state;
-    hwt_buf_init(&b, mem, 0);
-    hwt_buf_printf(&b, "hello");
+    hwt_fmt_init(&b, mem, 0);
+    hwt_fmt_printf(&b, "hello");
     assert_true(b.truncated);
     assert_int_equal(b.len, 0);
     assert_int_equal(mem[0], 'X');

@@ -27,7 +27,7 @@ static struct hwt_options saved_opts;
 static int setup(void **state)
 {
     (void)state;
-    hwt_ensure_init();
+    hwt_init_ensure();
     saved_opts = hwt_opts;
     hwt_opts.sample = 1;
     hwt_sample_reset_thread();
@@ -62,7 +62,7 @@ static void test_round_trip(void **state)
     unsigned char *p = hwt_large_alloc(size, 16, false, ALLOC_STACK);
     assert_non_null(p);
     uintptr_t start = mte_untag(p);
-    assert_int_equal(start % hwt_page_size, 0);
+    assert_int_equal(start % hwt_os_page_size, 0);
     memset(p, 0x3c, size);
     assert_int_equal(p[0], 0x3c);
     assert_int_equal(p[size - 1], 0x3c);
@@ -88,12 +88,12 @@ static void test_round_trip(void **state)
 static void test_page_multiple_keeps_a_guard(void **state)
 {
     (void)state;
-    const size_t size = 16 * hwt_page_size;
+    const size_t size = 16 * hwt_os_page_size;
     void *p = hwt_large_alloc(size, 16, true, ALLOC_STACK);
     assert_non_null(p);
     uintptr_t start = mte_untag(p);
     struct hwt_object o;
-    assert_true(hwt_heap_lookup(start + size, &o));
+    assert_true(hwt_lookup_addr(start + size, &o));
     assert_int_equal(o.start, start);
     assert_true(o.region_size >= size + 16);
     if (hwt_mte_active)
@@ -110,7 +110,7 @@ static void test_lookup_describes_live_and_freed(void **state)
     uintptr_t start = mte_untag(p);
     struct hwt_object o;
     memset(&o, 0xff, sizeof(o));
-    assert_true(hwt_heap_lookup(start + 1234, &o));
+    assert_true(hwt_lookup_addr(start + 1234, &o));
     assert_int_equal(o.start, start);
     assert_int_equal(o.requested, size);
     assert_int_equal(o.size, round_up(size, 16));
@@ -126,21 +126,21 @@ static void test_lookup_describes_live_and_freed(void **state)
 
     /* the guard tail after the object belongs to it too */
     struct hwt_object g;
-    assert_true(hwt_heap_lookup(start + round_up(size, 16), &g));
+    assert_true(hwt_lookup_addr(start + round_up(size, 16), &g));
     assert_int_equal(g.start, start);
     assert_true(g.large);
-    assert_true(hwt_heap_lookup(start + o.region_size - 1, &g));
+    assert_true(hwt_lookup_addr(start + o.region_size - 1, &g));
     assert_int_equal(g.start, start);
     assert_int_equal(g.requested, size);
     /* and so does the guard below it */
-    assert_true(hwt_heap_lookup(start - 16, &g));
+    assert_true(hwt_lookup_addr(start - 16, &g));
     assert_int_equal(g.start, start);
     if (hwt_mte_active)
         assert_int_equal(mte_load_tag(start - 16), HWT_TAG_FREE);
 
     hwt_large_free(checked(p), FREE_STACK);
     memset(&o, 0xff, sizeof(o));
-    assert_true(hwt_heap_lookup(start + 10, &o));
+    assert_true(hwt_lookup_addr(start + 10, &o));
     assert_int_equal(o.start, start);
     assert_int_equal(o.requested, size);
     assert_true(o.large);
@@ -157,7 +157,7 @@ static void test_check_rejects_pointers_it_does_not_own(void **state)
     assert_non_null(p);
     struct hwt_large *l;
     assert_int_equal(hwt_large_check(p + 16, &l), HWT_FREE_NOT_OURS);
-    assert_int_equal(hwt_large_check(p + hwt_page_size, &l), HWT_FREE_NOT_OURS);
+    assert_int_equal(hwt_large_check(p + hwt_os_page_size, &l), HWT_FREE_NOT_OURS);
     int local;
     assert_int_equal(hwt_large_check(&local, &l), HWT_FREE_NOT_OURS);
     hwt_large_free(checked(p), FREE_STACK);
@@ -166,14 +166,14 @@ static void test_check_rejects_pointers_it_does_not_own(void **state)
 static void test_alignment_is_honoured(void **state)
 {
     (void)state;
-    for (size_t align = hwt_page_size; align <= ((size_t)1 << 21); align *= 4) {
+    for (size_t align = hwt_os_page_size; align <= ((size_t)1 << 21); align *= 4) {
         void *p = hwt_large_alloc(50000, align, true, ALLOC_STACK);
         assert_non_null(p);
         uintptr_t start = mte_untag(p);
         if (start % align != 0)
             fail_msg("start %#lx not aligned to %zu", (unsigned long)start, align);
         struct hwt_object o;
-        assert_true(hwt_heap_lookup(start, &o));
+        assert_true(hwt_lookup_addr(start, &o));
         assert_int_equal(o.start, start);
         assert_true(o.region_size >= round_up(50000, 16) + 16);
         memset(p, 1, 50000);
@@ -201,7 +201,7 @@ static void test_freed_mapping_is_reused_with_a_new_tag(void **state)
     struct hwt_large *l = checked(q);
     assert_int_equal(hwt_large_usable(l), round_up(size - 100, 16));
     struct hwt_object o;
-    assert_true(hwt_heap_lookup(start, &o));
+    assert_true(hwt_lookup_addr(start, &o));
     assert_true(o.live);
     assert_int_equal(o.requested, size - 100);
     assert_int_equal(o.alloc_stack, ALLOC_STACK + 1);
@@ -227,7 +227,7 @@ static void test_sampling_leaves_the_skipped_untagged(void **state)
     for (int i = 0; i < 4; i++) {
         p[i] = hwt_large_alloc(20000, 16, false, ALLOC_STACK);
         assert_non_null(p[i]);
-        assert_true(hwt_heap_lookup(mte_untag(p[i]), &o[i]));
+        assert_true(hwt_lookup_addr(mte_untag(p[i]), &o[i]));
         assert_int_equal(o[i].sampled, i % 2 == 0);
     }
     if (hwt_mte_active) {
@@ -272,7 +272,7 @@ static void reuse_child(int fd)
         if (held[n] == NULL)
             break;
         struct hwt_object o;
-        if (!hwt_heap_lookup(mte_untag(held[n]), &o))
+        if (!hwt_lookup_addr(mte_untag(held[n]), &o))
             break;
         if (o.region_size < b_size) {
             r.found = 1;
@@ -287,7 +287,7 @@ static void reuse_child(int fd)
             hwt_large_free(l, FREE_STACK);
         void *b = hwt_large_alloc(b_size, 16, false, ALLOC_STACK);
         struct hwt_object o;
-        if (b != NULL && hwt_heap_lookup(mte_untag(b), &o)) {
+        if (b != NULL && hwt_lookup_addr(mte_untag(b), &o)) {
             r.b_start = o.start;
             r.b_region = o.region_size;
             r.b_usable = round_up(b_size, 16);

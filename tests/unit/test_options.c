@@ -18,7 +18,8 @@ extern char **environ;
 
 static struct hwt_options saved_opts;
 
-/* The defaults of DESIGN.md, written out here rather than taken from options.def. */
+/* The defaults of the documented contract (docs/design.md), written out here rather than taken from
+ * options.def. */
 static void set_documented_defaults(void)
 {
     memset(&hwt_opts, 0, sizeof(hwt_opts));

@@ -10,6 +10,7 @@
 
 #include <cmocka.h>
 
+#include "infer.h"
 #include "report.h"
 #include "symbolize.h"
 
@@ -59,8 +60,10 @@ static void base_report(struct hwt_report *r, long offset)
     fill_object(r, 16, 32);
 }
 
-static const char *format(const struct hwt_report *r)
+/* The fault path's last two steps: gather the stacks and tags, then format. */
+static const char *format(struct hwt_report *r)
 {
+    hwt_infer_gather(r);
     size_t len = hwt_report_format(r, text, sizeof(text));
     assert_int_equal(len, strlen(text));
     assert_true(len < sizeof(text) - 1);
@@ -229,8 +232,8 @@ static void test_inside_freed_region_with_stacks(void **state)
     r.access = HWTAG_ACCESS_READ;
     r.access_size = 4;
     r.object.live = false;
-    r.object.alloc_stack = hwt_depot_put(77, alloc_pcs, 2);
-    r.object.free_stack = hwt_depot_put(78, free_pcs, 1);
+    r.object.alloc_stack = hwt_stackdepot_put(77, alloc_pcs, 2);
+    r.object.free_stack = hwt_stackdepot_put(78, free_pcs, 1);
     assert_int_not_equal(r.object.alloc_stack, 0);
     assert_int_not_equal(r.object.free_stack, 0);
     const char *s = format(&r);
@@ -397,6 +400,7 @@ static void test_truncation_is_terminated(void **state)
     (void)state;
     base_report(&r, 16);
     memset(small, 'X', sizeof(small));
+    hwt_infer_gather(&r);
     size_t len = hwt_report_format(&r, small, sizeof(small));
     assert_int_equal(len, sizeof(small) - 1);
     assert_int_equal(small[sizeof(small) - 1], '\0');
@@ -406,14 +410,14 @@ static void test_truncation_is_terminated(void **state)
 static void test_bug_names(void **state)
 {
     (void)state;
-    assert_string_equal(hwt_bug_name(HWTAG_BUG_INVALID_ACCESS), "invalid-access");
-    assert_string_equal(hwt_bug_name(HWTAG_BUG_SLAB_OUT_OF_BOUNDS), "slab-out-of-bounds");
-    assert_string_equal(hwt_bug_name(HWTAG_BUG_SLAB_USE_AFTER_FREE), "slab-use-after-free");
-    assert_string_equal(hwt_bug_name(HWTAG_BUG_OUT_OF_BOUNDS), "out-of-bounds");
-    assert_string_equal(hwt_bug_name(HWTAG_BUG_USE_AFTER_FREE), "use-after-free");
-    assert_string_equal(hwt_bug_name(HWTAG_BUG_DOUBLE_FREE), "double-free");
-    assert_string_equal(hwt_bug_name(HWTAG_BUG_INVALID_FREE), "invalid-free");
-    assert_string_equal(hwt_bug_name((enum hwtag_bug_type)99), "unknown-crash");
+    assert_string_equal(hwt_report_bug_name(HWTAG_BUG_INVALID_ACCESS), "invalid-access");
+    assert_string_equal(hwt_report_bug_name(HWTAG_BUG_SLAB_OUT_OF_BOUNDS), "slab-out-of-bounds");
+    assert_string_equal(hwt_report_bug_name(HWTAG_BUG_SLAB_USE_AFTER_FREE), "slab-use-after-free");
+    assert_string_equal(hwt_report_bug_name(HWTAG_BUG_OUT_OF_BOUNDS), "out-of-bounds");
+    assert_string_equal(hwt_report_bug_name(HWTAG_BUG_USE_AFTER_FREE), "use-after-free");
+    assert_string_equal(hwt_report_bug_name(HWTAG_BUG_DOUBLE_FREE), "double-free");
+    assert_string_equal(hwt_report_bug_name(HWTAG_BUG_INVALID_FREE), "invalid-free");
+    assert_string_equal(hwt_report_bug_name((enum hwtag_bug_type)99), "unknown-crash");
 }
 
 int main(void)

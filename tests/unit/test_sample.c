@@ -18,7 +18,7 @@ static struct hwt_options saved_opts;
 static int setup(void **state)
 {
     (void)state;
-    hwt_ensure_init();
+    hwt_init_ensure();
     saved_opts = hwt_opts;
     hwt_sample_reset_thread();
     return 0;
@@ -42,34 +42,34 @@ static void set_sampling(uint32_t every, uint8_t order)
 static void test_page_order_rounds_up(void **state)
 {
     (void)state;
-    size_t page = hwt_page_size;
-    assert_int_equal(hwt_page_order(0), 0);
-    assert_int_equal(hwt_page_order(1), 0);
-    assert_int_equal(hwt_page_order(page), 0);
-    assert_int_equal(hwt_page_order(page + 1), 1);
-    assert_int_equal(hwt_page_order(2 * page), 1);
-    assert_int_equal(hwt_page_order(2 * page + 1), 2);
-    assert_int_equal(hwt_page_order(3 * page), 2);
-    assert_int_equal(hwt_page_order(4 * page), 2);
-    assert_int_equal(hwt_page_order(5 * page), 3);
-    assert_int_equal(hwt_page_order(8 * page), 3);
-    assert_int_equal(hwt_page_order(8 * page + 1), 4);
+    size_t page = hwt_os_page_size;
+    assert_int_equal(hwt_sample_order(0), 0);
+    assert_int_equal(hwt_sample_order(1), 0);
+    assert_int_equal(hwt_sample_order(page), 0);
+    assert_int_equal(hwt_sample_order(page + 1), 1);
+    assert_int_equal(hwt_sample_order(2 * page), 1);
+    assert_int_equal(hwt_sample_order(2 * page + 1), 2);
+    assert_int_equal(hwt_sample_order(3 * page), 2);
+    assert_int_equal(hwt_sample_order(4 * page), 2);
+    assert_int_equal(hwt_sample_order(5 * page), 3);
+    assert_int_equal(hwt_sample_order(8 * page), 3);
+    assert_int_equal(hwt_sample_order(8 * page + 1), 4);
     for (unsigned order = 1; order < 40; order++) {
         size_t pages = (size_t)1 << order;
-        assert_int_equal(hwt_page_order(pages * page), order);
-        assert_int_equal(hwt_page_order(pages * page - page + 1), order);
-        assert_int_equal(hwt_page_order(pages * page + 1), order + 1);
+        assert_int_equal(hwt_sample_order(pages * page), order);
+        assert_int_equal(hwt_sample_order(pages * page - page + 1), order);
+        assert_int_equal(hwt_sample_order(pages * page + 1), order + 1);
     }
 }
 
 static void test_order_three_is_32k_with_4k_pages(void **state)
 {
     (void)state;
-    if (hwt_page_size != 4096)
+    if (hwt_os_page_size != 4096)
         skip();
-    assert_int_equal(hwt_page_order(32 * 1024), 3);
-    assert_int_equal(hwt_page_order(32 * 1024 + 1), 4);
-    assert_int_equal(hwt_page_order(16 * 1024 + 1), 3);
+    assert_int_equal(hwt_sample_order(32 * 1024), 3);
+    assert_int_equal(hwt_sample_order(32 * 1024 + 1), 4);
+    assert_int_equal(hwt_sample_order(16 * 1024 + 1), 3);
 }
 
 static void test_one_in_ten_starting_with_the_first(void **state)

@@ -15,9 +15,9 @@ static void test_every_small_size_fits_its_class(void **state)
 {
     (void)state;
     for (size_t n = 1; n <= HWT_SMALL_MAX; n++) {
-        unsigned cls = hwt_size_to_class(n);
+        unsigned cls = hwt_size_class_of(n);
         assert_in_range(cls, 0, HWT_NUM_CLASSES - 1);
-        assert_true(hwt_class_size(cls) >= n);
+        assert_true(hwt_size_class_size(cls) >= n);
     }
 }
 
@@ -25,7 +25,7 @@ static void test_slot_size_matches_the_documented_table(void **state)
 {
     (void)state;
     for (size_t n = 1; n <= HWT_SMALL_MAX; n++)
-        assert_int_equal(hwt_class_size(hwt_size_to_class(n)), model_slot_size(n));
+        assert_int_equal(hwt_size_class_size(hwt_size_class_of(n)), model_slot_size(n));
 }
 
 static void test_known_slot_sizes(void **state)
@@ -40,41 +40,41 @@ static void test_known_slot_sizes(void **state)
         {9000, 9216}, {15000, 15360}, {16383, 16384}, {16384, 16384},
     };
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
-        assert_int_equal(hwt_class_size(hwt_size_to_class(cases[i].request)), cases[i].slot);
+        assert_int_equal(hwt_size_class_size(hwt_size_class_of(cases[i].request)), cases[i].slot);
 }
 
 static void test_zero_maps_to_the_smallest_class(void **state)
 {
     (void)state;
-    assert_int_equal(hwt_size_to_class(0), 0);
-    assert_int_equal(hwt_class_size(0), 16);
+    assert_int_equal(hwt_size_class_of(0), 0);
+    assert_int_equal(hwt_size_class_size(0), 16);
 }
 
 static void test_classes_are_monotonic(void **state)
 {
     (void)state;
-    unsigned prev_cls = hwt_size_to_class(1);
+    unsigned prev_cls = hwt_size_class_of(1);
     for (size_t n = 2; n <= HWT_SMALL_MAX; n++) {
-        unsigned cls = hwt_size_to_class(n);
+        unsigned cls = hwt_size_class_of(n);
         assert_true(cls == prev_cls || cls == prev_cls + 1);
         prev_cls = cls;
     }
     for (unsigned cls = 1; cls < HWT_NUM_CLASSES; cls++)
-        assert_true(hwt_class_size(cls) > hwt_class_size(cls - 1));
+        assert_true(hwt_size_class_size(cls) > hwt_size_class_size(cls - 1));
 }
 
 static void test_every_class_is_reached(void **state)
 {
     (void)state;
-    assert_int_equal(hwt_size_to_class(1), 0);
-    assert_int_equal(hwt_size_to_class(HWT_SMALL_MAX), HWT_NUM_CLASSES - 1);
-    assert_int_equal(hwt_class_size(HWT_NUM_CLASSES - 1), HWT_SMALL_MAX);
+    assert_int_equal(hwt_size_class_of(1), 0);
+    assert_int_equal(hwt_size_class_of(HWT_SMALL_MAX), HWT_NUM_CLASSES - 1);
+    assert_int_equal(hwt_size_class_size(HWT_NUM_CLASSES - 1), HWT_SMALL_MAX);
     for (unsigned cls = 0; cls < HWT_NUM_CLASSES; cls++) {
-        size_t size = hwt_class_size(cls);
+        size_t size = hwt_size_class_size(cls);
         /* a class is the smallest one that holds its own slot size */
-        assert_int_equal(hwt_size_to_class(size), cls);
+        assert_int_equal(hwt_size_class_of(size), cls);
         if (cls > 0)
-            assert_int_equal(hwt_size_to_class(hwt_class_size(cls - 1) + 1), cls);
+            assert_int_equal(hwt_size_class_of(hwt_size_class_size(cls - 1) + 1), cls);
     }
 }
 
@@ -82,14 +82,14 @@ static void test_slot_sizes_are_granule_aligned(void **state)
 {
     (void)state;
     for (unsigned cls = 0; cls < HWT_NUM_CLASSES; cls++)
-        assert_int_equal(hwt_class_size(cls) % 16, 0);
+        assert_int_equal(hwt_size_class_size(cls) % 16, 0);
 }
 
 static void test_internal_waste_is_bounded(void **state)
 {
     (void)state;
     for (size_t n = 1; n <= HWT_SMALL_MAX; n++) {
-        size_t waste = hwt_class_size(hwt_size_to_class(n)) - n;
+        size_t waste = hwt_size_class_size(hwt_size_class_of(n)) - n;
         if (n > 256)
             assert_true(waste <= n / 8);
         else
@@ -102,12 +102,12 @@ static void test_internal_waste_is_bounded(void **state)
 static void test_span_holds_enough_slots(void **state)
 {
     (void)state;
-    hwt_ensure_init();
+    hwt_init_ensure();
     for (unsigned cls = 0; cls < HWT_NUM_CLASSES; cls++) {
-        size_t span = hwt_class_span_size(cls);
+        size_t span = hwt_size_class_span(cls);
         assert_int_equal(span & (span - 1), 0);
-        assert_true(span >= hwt_page_size);
-        assert_true(span / hwt_class_size(cls) >= (hwt_class_size(cls) > 4096 ? 4u : 8u));
+        assert_true(span >= hwt_os_page_size);
+        assert_true(span / hwt_size_class_size(cls) >= (hwt_size_class_size(cls) > 4096 ? 4u : 8u));
     }
 }
 
@@ -119,16 +119,16 @@ static void test_aligned_class_gives_aligned_slots(void **state)
     for (size_t align = 1; align <= HWT_SMALL_MAX; align *= 2) {
         for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
             size_t size = sizes[i];
-            unsigned cls = hwt_size_to_class_aligned(size, align);
+            unsigned cls = hwt_size_class_aligned(size, align);
             /* the 16384 class is aligned to every power of two up to itself */
             assert_in_range(cls, 0, HWT_NUM_CLASSES - 1);
-            size_t slot = hwt_class_size(cls);
+            size_t slot = hwt_size_class_size(cls);
             assert_true(slot >= size);
             assert_true(slot >= align);
             assert_int_equal(slot % align, 0);
             /* and nothing smaller would have done */
             for (unsigned c = 0; c < cls; c++) {
-                size_t s = hwt_class_size(c);
+                size_t s = hwt_size_class_size(c);
                 assert_true(s < size || s < align || s % align != 0);
             }
         }
@@ -138,11 +138,11 @@ static void test_aligned_class_gives_aligned_slots(void **state)
 static void test_aligned_class_rejects_what_cannot_fit(void **state)
 {
     (void)state;
-    assert_int_equal(hwt_size_to_class_aligned(HWT_SMALL_MAX + 1, 16), HWT_NUM_CLASSES);
-    assert_int_equal(hwt_size_to_class_aligned(16, HWT_SMALL_MAX * 2), HWT_NUM_CLASSES);
-    assert_int_equal(hwt_size_to_class_aligned(SIZE_MAX, 16), HWT_NUM_CLASSES);
-    assert_int_equal(hwt_size_to_class_aligned(SIZE_MAX - 15, 16), HWT_NUM_CLASSES);
-    assert_int_equal(hwt_size_to_class_aligned(16, (size_t)1 << 63), HWT_NUM_CLASSES);
+    assert_int_equal(hwt_size_class_aligned(HWT_SMALL_MAX + 1, 16), HWT_NUM_CLASSES);
+    assert_int_equal(hwt_size_class_aligned(16, HWT_SMALL_MAX * 2), HWT_NUM_CLASSES);
+    assert_int_equal(hwt_size_class_aligned(SIZE_MAX, 16), HWT_NUM_CLASSES);
+    assert_int_equal(hwt_size_class_aligned(SIZE_MAX - 15, 16), HWT_NUM_CLASSES);
+    assert_int_equal(hwt_size_class_aligned(16, (size_t)1 << 63), HWT_NUM_CLASSES);
 }
 
 int main(void)

@@ -21,7 +21,7 @@
 static int group_setup(void **state)
 {
     (void)state;
-    hwt_ensure_init();
+    hwt_init_ensure();
     return 0;
 }
 
@@ -47,7 +47,7 @@ static uintptr_t take_one(unsigned cls)
 /* Takes a slot of the class of requested bytes and makes it live. */
 static void *new_object(size_t requested, uintptr_t *addr_out)
 {
-    uintptr_t addr = take_one(hwt_size_to_class(requested));
+    uintptr_t addr = take_one(hwt_size_class_of(requested));
     void *p = hwt_slab_prepare(addr, requested, false, ALLOC_STACK);
     assert_non_null(p);
     assert_int_equal(mte_untag(p), addr);
@@ -71,7 +71,7 @@ static void test_taken_slots_are_in_the_heap_and_slot_aligned(void **state)
 {
     (void)state;
     for (unsigned cls = 0; cls < HWT_NUM_CLASSES; cls++) {
-        size_t size = hwt_class_size(cls);
+        size_t size = hwt_size_class_size(cls);
         uintptr_t slots[16];
         unsigned n = hwt_slab_take(cls, slots, 16);
         assert_int_equal(n, 16);
@@ -98,9 +98,9 @@ static void test_taken_slots_are_in_the_heap_and_slot_aligned(void **state)
 static void test_slots_span_more_than_one_span(void **state)
 {
     (void)state;
-    unsigned cls = hwt_size_to_class(4000);
-    size_t size = hwt_class_size(cls);
-    unsigned per_span = (unsigned)(hwt_class_span_size(cls) / size);
+    unsigned cls = hwt_size_class_of(4000);
+    size_t size = hwt_size_class_size(cls);
+    unsigned per_span = (unsigned)(hwt_size_class_span(cls) / size);
     enum { MAX = 256 };
     assert_true(2 * per_span + 1 <= MAX);
     uintptr_t slots[MAX];
@@ -134,7 +134,7 @@ static void test_aligned_classes_give_aligned_slots(void **state)
 {
     (void)state;
     for (size_t align = 16; align <= HWT_SMALL_MAX; align *= 2) {
-        unsigned cls = hwt_size_to_class_aligned(100, align);
+        unsigned cls = hwt_size_class_aligned(100, align);
         assert_true(cls < HWT_NUM_CLASSES);
         uintptr_t slots[9];
         unsigned n = hwt_slab_take(cls, slots, 9);
@@ -232,7 +232,7 @@ static void test_never_used_slot_is_invalid(void **state)
 {
     (void)state;
     /* 12 KiB objects: no other test uses this class */
-    unsigned cls = hwt_size_to_class(12 * 1024);
+    unsigned cls = hwt_size_class_of(12 * 1024);
     uintptr_t addr = take_one(cls);
     struct hwt_span *s;
     uint32_t idx;
@@ -252,8 +252,8 @@ static void test_pointers_outside_the_heap_are_not_ours(void **state)
     assert_int_equal(hwt_slab_check(NULL, &s, &idx), HWT_FREE_NOT_OURS);
     assert_int_equal(hwt_slab_check((void *)UINTPTR_MAX, &s, &idx), HWT_FREE_NOT_OURS);
     struct hwt_object o;
-    assert_false(hwt_heap_lookup((uintptr_t)&local, &o));
-    assert_false(hwt_heap_lookup((uintptr_t)&global, &o));
+    assert_false(hwt_lookup_addr((uintptr_t)&local, &o));
+    assert_false(hwt_lookup_addr((uintptr_t)&global, &o));
     assert_null(hwt_slab_span_of((uintptr_t)&local));
 }
 
@@ -261,11 +261,11 @@ static void test_span_tail_past_the_last_slot_is_invalid(void **state)
 {
     (void)state;
     /* 48-byte slots do not divide a span: the bytes after the last slot hold no object */
-    unsigned cls = hwt_size_to_class(48);
+    unsigned cls = hwt_size_class_of(48);
     uintptr_t addr = take_one(cls);
     struct hwt_span *span = hwt_slab_span_of(addr);
     assert_non_null(span);
-    size_t slot = hwt_class_size(cls);
+    size_t slot = hwt_size_class_size(cls);
     assert_int_equal(slot, 48);
     assert_int_not_equal(span->span_size % slot, 0);
     uintptr_t tail = span->base + (span->span_size / slot) * slot;
@@ -274,7 +274,7 @@ static void test_span_tail_past_the_last_slot_is_invalid(void **state)
     uint32_t idx;
     assert_int_equal(hwt_slab_check((void *)tail, &s, &idx), HWT_FREE_INVALID);
     struct hwt_object o;
-    assert_false(hwt_heap_lookup(tail, &o));
+    assert_false(hwt_lookup_addr(tail, &o));
     hwt_slab_give(cls, &addr, 1);
 }
 
@@ -283,12 +283,12 @@ static void test_lookup_describes_live_and_freed_objects(void **state)
     (void)state;
     uintptr_t addr;
     void *p = new_object(300, &addr);
-    size_t cls_size = hwt_class_size(hwt_size_to_class(300));
+    size_t cls_size = hwt_size_class_size(hwt_size_class_of(300));
     assert_int_equal(cls_size, 320);
 
     struct hwt_object o;
     memset(&o, 0xff, sizeof(o));
-    assert_true(hwt_heap_lookup(addr + 37, &o));
+    assert_true(hwt_lookup_addr(addr + 37, &o));
     assert_int_equal(o.start, addr);
     assert_int_equal(o.requested, 300);
     assert_int_equal(o.size, 304);
@@ -303,7 +303,7 @@ static void test_lookup_describes_live_and_freed_objects(void **state)
     assert_int_equal(o.free_stack, 0);
 
     /* the last byte of the slot, past the requested size, still belongs to it */
-    assert_true(hwt_heap_lookup(addr + cls_size - 1, &o));
+    assert_true(hwt_lookup_addr(addr + cls_size - 1, &o));
     assert_int_equal(o.start, addr);
 
     unsigned live_tag = mte_ptr_tag(p);
@@ -312,7 +312,7 @@ static void test_lookup_describes_live_and_freed_objects(void **state)
     assert_int_equal(hwt_slab_check(p, &s, &idx), HWT_FREE_OK);
     assert_int_equal(hwt_slab_release(s, idx, FREE_STACK), addr);
     memset(&o, 0xff, sizeof(o));
-    assert_true(hwt_heap_lookup(addr + 299, &o));
+    assert_true(hwt_lookup_addr(addr + 299, &o));
     assert_int_equal(o.start, addr);
     assert_int_equal(o.requested, 300);
     assert_int_equal(o.class_size, 320);
@@ -329,22 +329,22 @@ static void test_lookup_neighbor_walks_the_span(void **state)
 {
     (void)state;
     /* 7 KiB objects: no other test uses this class */
-    unsigned cls = hwt_size_to_class(7 * 1024);
-    size_t size = hwt_class_size(cls);
+    unsigned cls = hwt_size_class_of(7 * 1024);
+    size_t size = hwt_size_class_size(cls);
     uintptr_t a = take_one(cls);
     struct hwt_span *s = hwt_slab_span_of(a);
     uint32_t idx = (uint32_t)((a - s->base) / size);
     struct hwt_object o;
     if (idx + 1 < s->nslots) {
-        assert_true(hwt_heap_lookup_neighbor(a, 1, &o));
+        assert_true(hwt_lookup_neighbor(a, 1, &o));
         assert_int_equal(o.start, a + size);
     }
     if (idx > 0) {
-        assert_true(hwt_heap_lookup_neighbor(a, -1, &o));
+        assert_true(hwt_lookup_neighbor(a, -1, &o));
         assert_int_equal(o.start, a - size);
     }
-    assert_false(hwt_heap_lookup_neighbor(a, -(long)idx - 1, &o));
-    assert_false(hwt_heap_lookup_neighbor(a, (long)(s->nslots - idx), &o));
+    assert_false(hwt_lookup_neighbor(a, -(long)idx - 1, &o));
+    assert_false(hwt_lookup_neighbor(a, (long)(s->nslots - idx), &o));
     hwt_slab_give(cls, &a, 1);
 }
 
@@ -353,7 +353,7 @@ static void test_neighbours_get_different_tags(void **state)
     (void)state;
     if (!hwt_mte_active)
         skip();
-    unsigned cls = hwt_size_to_class(32);
+    unsigned cls = hwt_size_class_of(32);
     enum { N = 64 };
     uintptr_t slots[N];
     void *ptrs[N];

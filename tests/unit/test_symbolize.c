@@ -16,6 +16,7 @@
 
 #include <cmocka.h>
 
+#include "maps.h"
 #include "symbolize.h"
 
 static volatile unsigned sink;

@@ -7,7 +7,17 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "../check.h"
+#include "align.h"
+#include "check.h"
+
+#define HWT_GRANULE 16u /* bytes covered by one MTE tag */
+#define HWT_GRANULE_SHIFT 4u
+#define HWT_TAG_BITS 4u
+#define HWT_TAG_COUNT 16u
+#define HWT_TAG_UNTAGGED 0u /* memory left untagged: sampled-out or native */
+#define HWT_TAG_FREE 15u    /* freed slots and guards; no live pointer has it */
+/* irg may pick from tags 1..14: 0 and HWT_TAG_FREE are reserved. */
+#define HWT_TAG_INCLUDE_MASK 0x7ffeu
 
 #define HWT_TAG_SHIFT 56u
 #define HWT_ADDR_MASK ((UINT64_C(1) << HWT_TAG_SHIFT) - 1)

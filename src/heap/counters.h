@@ -1,0 +1,35 @@
+/* SPDX-License-Identifier: MIT */
+/* Per-thread event counters of the allocator, summed on demand for hwtag_get_stats().
+ * Counting only: no locks, no allocation. */
+#ifndef HWT_COUNTERS_H
+#define HWT_COUNTERS_H
+
+#include <stdint.h>
+
+#include "hwtag.h"
+
+struct hwt_counters {
+    uint64_t small_allocs, small_frees;
+    uint64_t large_allocs, large_frees;
+    uint64_t large_tagged, large_skipped;
+    uint64_t large_by_order[HWTAG_MAX_ORDER];
+    uint64_t large_skipped_by_order[HWTAG_MAX_ORDER];
+    int64_t live_bytes; /* usable bytes allocated minus freed by this thread */
+};
+
+/* The calling thread's counters (a shared fallback before it has a cache). Only the owning
+ * thread writes them, with relaxed atomics so a concurrent reader sees whole values. */
+struct hwt_counters *hwt_counters_self(void);
+
+#define HWT_COUNT(field, n)                                                                        \
+    __atomic_store_n(&hwt_counters_self()->field,                                                  \
+                     __atomic_load_n(&hwt_counters_self()->field, __ATOMIC_RELAXED) + (n),         \
+                     __ATOMIC_RELAXED)
+
+/* Adds c into the totals (summing all threads' counters). */
+void hwt_counters_add(struct hwtag_stats *out, const struct hwt_counters *c);
+
+/* Adds every thread's counters, and those of threads without a cache, into out. */
+void hwt_counters_sum(struct hwtag_stats *out);
+
+#endif

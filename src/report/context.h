@@ -1,0 +1,20 @@
+/* SPDX-License-Identifier: MIT */
+/* What the signal context says about a tag-check fault: registers, the access's size and
+ * direction, and the faulting address with its pointer tag. */
+#ifndef HWT_CONTEXT_H
+#define HWT_CONTEXT_H
+
+#include <signal.h>
+#include <stdint.h>
+
+#include "report.h"
+
+/* Fills r's registers, access and access_size from ucontext (r->asynchronous set by the
+ * caller: an asynchronous fault has no faulting instruction). signal-safe */
+void hwt_context_describe(struct hwt_report *r, void *ucontext);
+
+/* The faulting address with its pointer tag, recovered from the base register when
+ * si_addr lost it. signal-safe */
+uintptr_t hwt_context_fault_addr(const siginfo_t *info, void *ucontext);
+
+#endif

@@ -1,0 +1,148 @@
+/* SPDX-License-Identifier: MIT */
+/* Bug inference: which object a faulting pointer meant, by the tag policy (neighbours
+ * never share a tag, a freed slot keeps its old one) and the history ring; and the
+ * gathering of everything else the report prints. Lock-free reads of the heap only. */
+#include "infer.h"
+
+#include <string.h>
+
+#include "arch/mte.h"
+#include "history.h"
+#include "lookup.h"
+#include "stackdepot.h"
+
+/* Slots on each side searched for the object a stray pointer's tag belongs to. */
+#define NEIGHBOR_SLOTS 8
+
+/* Describes the access from the slot holding it and the neighbours that may own the
+ * pointer's tag (policy: neighbours never share a tag, freed slots keep their old one). */
+static void infer_small(struct hwt_report *r, uintptr_t addr, const struct hwt_object *slot)
+{
+    struct hwt_object n, freed_match;
+    bool have_freed = false;
+
+    r->have_object = true;
+    r->object = *slot;
+    if (slot->ever_used && slot->tag == r->pointer_tag) {
+        /* Its own tag: a stale pointer after free, or past the requested size into the
+         * slot's free-tagged tail. */
+        r->bug = slot->live ? HWTAG_BUG_SLAB_OUT_OF_BOUNDS : HWTAG_BUG_SLAB_USE_AFTER_FREE;
+        return;
+    }
+    /* Nearest first, so an overflow by a few bytes names the adjacent object. */
+    for (long d = 1; d <= NEIGHBOR_SLOTS; d++) {
+        for (long sign = -1; sign <= 1; sign += 2) {
+            if (!hwt_lookup_neighbor(addr, sign * d, &n) || !n.ever_used || n.tag != r->pointer_tag)
+                continue;
+            if (n.live) {
+                r->object = n;
+                r->bug = HWTAG_BUG_SLAB_OUT_OF_BOUNDS;
+                return;
+            }
+            if (!have_freed) {
+                freed_match = n;
+                have_freed = true;
+            }
+        }
+    }
+    if (have_freed) {
+        r->object = freed_match;
+        r->bug = HWTAG_BUG_SLAB_USE_AFTER_FREE;
+        return;
+    }
+    r->bug = HWTAG_BUG_INVALID_ACCESS;
+}
+
+/* Nothing in the slot or its neighbours owns the pointer's tag. Typically a stale pointer
+ * to an object whose slot (or cached mapping) has been freed and reallocated since: the
+ * new object got a new tag (the policy excludes the previous one), so the old pointer
+ * faults. Like the kernel's hardware mode, look for the pointer in the ring of recent
+ * allocations and frees (history.c) and name that object with its own stacks; only when
+ * the ring has forgotten it, keep invalid-access and say in the report what is known. */
+static void from_history(struct hwt_report *r)
+{
+    struct hwt_history_event alloc, freed;
+    if (!hwt_history_find(r->addr, &alloc, &freed))
+        return;
+    struct hwt_object *o = &r->object;
+    o->start = mte_untag((const void *)alloc.ptr);
+    o->requested = alloc.size;
+    o->size = hwt_align_up(alloc.size, HWT_GRANULE);
+    o->tag = mte_ptr_tag((const void *)alloc.ptr);
+    o->ever_used = true;
+    o->live = freed.seq == 0;
+    o->sampled = true;
+    o->alloc_stack = alloc.stack;
+    o->free_stack = freed.seq != 0 ? freed.stack : 0;
+    if (o->live)
+        r->bug = o->large ? HWTAG_BUG_OUT_OF_BOUNDS : HWTAG_BUG_SLAB_OUT_OF_BOUNDS;
+    else
+        r->bug = o->large ? HWTAG_BUG_USE_AFTER_FREE : HWTAG_BUG_SLAB_USE_AFTER_FREE;
+}
+
+static void mark_foreign_tag(struct hwt_report *r)
+{
+    r->foreign_tag = r->bug == HWTAG_BUG_INVALID_ACCESS && r->have_object && r->object.ever_used &&
+                     r->object.tag != r->pointer_tag;
+}
+
+void hwt_infer_bug(struct hwt_report *r)
+{
+    uintptr_t addr = mte_untag((const void *)r->addr);
+    struct hwt_object obj;
+
+    r->have_object = false;
+    r->bug = HWTAG_BUG_INVALID_ACCESS;
+    if (!hwt_lookup_addr(addr, &obj))
+        return;
+    if (!obj.large) {
+        infer_small(r, addr, &obj);
+        if (r->bug == HWTAG_BUG_INVALID_ACCESS && r->object.tag != r->pointer_tag)
+            from_history(r);
+        mark_foreign_tag(r);
+        return;
+    }
+    r->have_object = true;
+    r->object = obj;
+    if (!obj.live && obj.ever_used)
+        r->bug = HWTAG_BUG_USE_AFTER_FREE;
+    else if (obj.live && addr >= obj.start + obj.size)
+        r->bug = HWTAG_BUG_OUT_OF_BOUNDS; /* the guard tail after the object */
+    else if (obj.live && obj.tag == r->pointer_tag &&
+             (addr < obj.start || addr >= obj.start + obj.requested))
+        r->bug = HWTAG_BUG_OUT_OF_BOUNDS; /* the guard page below, or past the request */
+    if (r->bug == HWTAG_BUG_INVALID_ACCESS && obj.tag != r->pointer_tag)
+        from_history(r);
+    mark_foreign_tag(r);
+}
+
+static void gather_stack(struct hwt_report_stack *out, uint32_t id)
+{
+    out->tid = 0;
+    out->len = id != 0 ? hwt_stackdepot_get(id, &out->tid, out->pcs, HWT_STACK_MAX_FRAMES) : 0;
+}
+
+/* Granule tags of the rows around addr; HWT_REPORT_TAG_UNKNOWN where no heap memory is
+ * known to be mapped (never ldg a foreign address). */
+static void gather_tags(struct hwt_report *r, uintptr_t addr)
+{
+    uintptr_t fault_row = hwt_align_down(addr, HWT_REPORT_ROW_BYTES);
+    struct hwt_object obj;
+
+    r->dump_start = fault_row - (HWT_REPORT_DUMP_ROWS / 2) * HWT_REPORT_ROW_BYTES;
+    for (unsigned i = 0; i < HWT_REPORT_DUMP_GRANULES; i++) {
+        uintptr_t granule = r->dump_start + (uintptr_t)i * HWT_GRANULE;
+        r->dump_tags[i] = hwt_lookup_addr(granule, &obj) ? (uint8_t)mte_load_tag(granule)
+                                                         : HWT_REPORT_TAG_UNKNOWN;
+    }
+}
+
+void hwt_infer_gather(struct hwt_report *r)
+{
+    if (r->have_object) {
+        gather_stack(&r->alloc_stack, r->object.alloc_stack);
+        gather_stack(&r->free_stack, r->object.free_stack);
+    }
+    if (!r->asynchronous)
+        gather_tags(r, mte_untag((const void *)r->addr));
+}

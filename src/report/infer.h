@@ -1,0 +1,17 @@
+/* SPDX-License-Identifier: MIT */
+/* From a faulting address to what the report says about it: the bug type and the object
+ * from the heap's metadata, then the stacks and the tag rows, all before formatting. */
+#ifndef HWT_INFER_H
+#define HWT_INFER_H
+
+#include "report.h"
+
+/* Fills r->bug, r->have_object, r->object and r->foreign_tag from r->addr and
+ * r->pointer_tag (a synchronous tag-check fault). signal-safe (lock-free lookups) */
+void hwt_infer_bug(struct hwt_report *r);
+
+/* Fills r's allocation and free stacks from the depot and, for faults with an address,
+ * the tag rows around it. Call once the object is known. signal-safe */
+void hwt_infer_gather(struct hwt_report *r);
+
+#endif

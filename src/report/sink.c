@@ -1,0 +1,113 @@
+/* SPDX-License-Identifier: MIT */
+/* The report sink: stderr or the HWTAG_LOG_PATH file, opened with open(2) and written with
+ * write(2) only, so the fault path can use it. Owns nothing but the log's state. */
+#include "sink.h"
+
+#include <fcntl.h>
+#include <stdbool.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "fmt.h"
+#include "options.h"
+#include "os.h"
+
+#define COMM_CAP 32
+#define LOG_PATH_CAP 4096
+
+static int log_fd = STDERR_FILENO; /* HWTAG_LOG_PATH, opened by hwt_sink_init */
+/* Process the log was opened for; with "%p" in the path a forked child reopens its own. */
+static int log_pid;
+static bool log_per_pid;
+static char comm[COMM_CAP] = "?"; /* process name, read at install time */
+static uint64_t reports_printed;
+
+/* The process name from /proc/self/stat, "pid (comm) state ...": the same as
+ * /proc/self/comm, but also right under qemu-user, which emulates stat and not comm. */
+static void read_comm(void)
+{
+    char stat[512];
+    int fd = open("/proc/self/stat", O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return;
+    ssize_t n = read(fd, stat, sizeof(stat) - 1);
+    close(fd);
+    if (n <= 0)
+        return;
+    stat[n] = '\0';
+    const char *open_paren = strchr(stat, '(');
+    const char *close_paren = strrchr(stat, ')');
+    if (open_paren == NULL || close_paren == NULL || close_paren <= open_paren)
+        return;
+    size_t len = (size_t)(close_paren - open_paren - 1);
+    if (len > sizeof(comm) - 1)
+        len = sizeof(comm) - 1;
+    memcpy(comm, open_paren + 1, len);
+    comm[len] = '\0';
+}
+
+/* HWTAG_LOG_PATH with every "%p" replaced by the pid; stderr when unset or unopenable.
+ * signal-safe (open(2) and our formatter only), so the report path can reopen it. */
+static void open_log(void)
+{
+    char path[LOG_PATH_CAP];
+    struct hwt_buf b;
+    const char *p = hwt_opts.log_path;
+    int pid = hwt_os_getpid();
+
+    if (p == NULL || *p == '\0' || (log_fd != STDERR_FILENO && (!log_per_pid || log_pid == pid)))
+        return;
+    hwt_fmt_init(&b, path, sizeof(path));
+    log_per_pid = false;
+    for (; *p != '\0'; p++) {
+        if (p[0] == '%' && p[1] == 'p') {
+            hwt_fmt_printf(&b, "%d", pid);
+            log_per_pid = true;
+            p++;
+        } else {
+            hwt_fmt_printf(&b, "%c", *p);
+        }
+    }
+    int fd = b.truncated ? -1 : open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+    if (fd < 0) {
+        char msg[LOG_PATH_CAP + 64];
+        struct hwt_buf m;
+        hwt_fmt_init(&m, msg, sizeof(msg));
+        hwt_fmt_printf(&m, "hwtag: cannot open HWTAG_LOG_PATH %s, reporting to stderr\n", path);
+        hwt_os_write_all(STDERR_FILENO, m.data, m.len);
+        return;
+    }
+    /* A forked child inherited its parent's file: leave that one to the parent. */
+    if (log_fd != STDERR_FILENO)
+        close(log_fd);
+    log_fd = fd;
+    log_pid = pid;
+}
+
+void hwt_sink_init(void)
+{
+    read_comm();
+    open_log();
+}
+
+void hwt_sink_report(const char *text, size_t len)
+{
+    open_log(); /* a forked child writes to its own %p file, as ASan's log_path does */
+    hwt_os_write_all(log_fd, text, len);
+    __atomic_add_fetch(&reports_printed, 1, __ATOMIC_RELAXED);
+}
+
+void hwt_sink_notice(const char *msg)
+{
+    hwt_os_write_all(log_fd, msg, strlen(msg));
+}
+
+const char *hwt_sink_comm(void)
+{
+    return comm;
+}
+
+uint64_t hwt_sink_reports_printed(void)
+{
+    return __atomic_load_n(&reports_printed, __ATOMIC_RELAXED);
+}
