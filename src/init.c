@@ -116,10 +116,7 @@ void hwt_init_slow(void)
     if (hwt_opts.mode == HWT_MODE_OFF)
         hwt_opts.stacktrace = HWT_OFF;
     setup_mte();
-    if (!hwt_slab_init()) {
-        say("hwtag: cannot reserve the heap address space\n");
-        __builtin_trap();
-    }
+    hwt_slab_init();
     if (hwt_mte_active)
         hwt_history_init();
     __atomic_store_n(&core_ready, 1, __ATOMIC_RELEASE);

@@ -1,5 +1,5 @@
 # Cross build for aarch64 Linux with Debian's gcc-aarch64-linux-gnu; tests run under
-# qemu-aarch64 against Debian's multiarch arm64 libc (see DESIGN.md for why -L / and sve=off).
+# qemu-aarch64 against Debian's multiarch arm64 libc (see docs/design.md for why -L / and sve=off).
 set(CMAKE_SYSTEM_NAME Linux)
 set(CMAKE_SYSTEM_PROCESSOR aarch64)
 set(CMAKE_C_COMPILER aarch64-linux-gnu-gcc)

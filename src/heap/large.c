@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
-/* Page-backed objects: a mapping each, an out-of-band record each, a FIFO cache of freed
- * mappings. Tags are written with DC GVA/GZVA over whole blocks, never granule by granule. */
+/* Page-backed objects: a mapping each, an out-of-band record each, a cache of freed
+ * mappings ordered by age (a new object reuses the newest that fits; the page budget
+ * gives back the oldest first). Tags are written with DC GVA/GZVA over whole blocks. */
 #include "large.h"
 
 #include <string.h>
@@ -30,7 +31,7 @@ struct hwt_large {
     uint8_t mte;                     /* mapped PROT_MTE; sampled-out objects are not */
     size_t resident;                 /* while cached: bytes not given back to the OS */
     struct hwt_large *hnext;         /* hash chain by start */
-    struct hwt_large *cnext, *cprev; /* cache FIFO, or the dead-record free list */
+    struct hwt_large *cnext, *cprev; /* cache, oldest first; or the dead-record free list */
     struct hwt_large *anext;         /* every record ever made; never unlinked */
 };
 
@@ -244,7 +245,7 @@ void *hwt_large_alloc(size_t size, size_t align, bool zero, uint32_t stack)
         l->tag = HWT_TAG_UNTAGGED;
         l->sampled = 0;
         /* Fresh pages are tag 0: the object area stays so until retagged below; the rest
-         * becomes the free-tagged guard now, in the mapping thread (DESIGN.md: QEMU's lazy
+         * becomes the free-tagged guard now, in the mapping thread (docs/design.md: QEMU's lazy
          * tag storage). */
         l->area = usable;
         l->area_tag = HWT_TAG_UNTAGGED;

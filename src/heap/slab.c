@@ -34,10 +34,9 @@ uint32_t hwt_slab_region_count;
 unsigned hwt_slab_page_shift;
 static uint64_t heap_mapped_bytes; /* committed span bytes, less released ones */
 
-bool hwt_slab_init(void)
+void hwt_slab_init(void)
 {
     hwt_slab_page_shift = (unsigned)__builtin_ctzll(hwt_os_page_size);
-    return true;
 }
 
 static struct hwt_region *region_new_locked(void)
@@ -84,7 +83,7 @@ static uintptr_t carve_locked(size_t span_size, struct hwt_region **out)
 }
 
 /* Carves a new span for cls and tags it free, before anyone else can see it: QEMU loses
- * tags when two threads first tag a fresh page at once (DESIGN.md). */
+ * tags when two threads first tag a fresh page at once (docs/design.md). */
 static struct hwt_span *span_new(unsigned cls)
 {
     size_t span_size = hwt_size_class_span(cls);
@@ -188,6 +187,8 @@ unsigned hwt_slab_take(unsigned cls, uintptr_t *out, unsigned n)
         }
         if (s->nfree == 0)
             list_remove(&c->partial, s);
+        if (HWT_HEAP_WALKS)
+            HWT_CHECK(hwt_slab_span_consistent(s));
     }
     hwt_unlock(&c->lock);
     return got;
@@ -207,6 +208,19 @@ static void span_became_empty_locked(struct central *c, struct hwt_span *s)
     list_push(&c->released, s, LIST_RELEASED);
 }
 
+bool hwt_slab_span_consistent(const struct hwt_span *s)
+{
+    uint32_t avail = 0;
+    for (uint32_t i = 0; i < s->nslots; i++) {
+        if (!(s->free_bits[i / BITS_PER_WORD] & (UINT64_C(1) << (i % BITS_PER_WORD))))
+            continue;
+        avail++;
+        if (hwt_slot_state(hwt_slot_load(&s->slots[i])) == HWT_SLOT_LIVE)
+            return false;
+    }
+    return avail == s->nfree;
+}
+
 void hwt_slab_give(unsigned cls, const uintptr_t *slots, unsigned n)
 {
     struct central *c = &centrals[cls];
@@ -222,6 +236,8 @@ void hwt_slab_give(unsigned cls, const uintptr_t *slots, unsigned n)
             list_push(&c->partial, s, LIST_PARTIAL);
         if (s->nfree == s->nslots)
             span_became_empty_locked(c, s);
+        if (HWT_HEAP_WALKS)
+            HWT_CHECK(hwt_slab_span_consistent(s));
     }
     hwt_unlock(&c->lock);
 }

@@ -86,7 +86,7 @@ struct hwt_span {
     struct hwt_span *next, *prev; /* central lists; central lock */
 };
 
-bool hwt_slab_init(void);
+void hwt_slab_init(void);
 
 /* Spans are carved from regions of HWT_REGION_SIZE bytes reserved on demand. */
 #define HWT_REGION_SIZE ((size_t)64 << 20)
@@ -191,6 +191,10 @@ struct hwt_class_usage {
     uint64_t spans, span_bytes, live_slots, free_in_span;
 };
 void hwt_slab_class_usage(struct hwt_class_usage *out);
+
+/* The heap walk of HWTAG_DEBUG=2, run on a span after every central take and give: its
+ * bitmap counts nfree available slots and none of them is live. Central lock held. */
+bool hwt_slab_span_consistent(const struct hwt_span *s);
 
 void hwt_slab_lock_all(void);
 void hwt_slab_unlock_all(void);

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* KASAN-layout report text (DESIGN.md, Report) from a filled struct hwt_report.
+/* KASAN-layout report text (docs/design.md, Report) from a filled struct hwt_report.
  * Must stay async-signal-safe: fixed buffers, hwt_fmt_printf, no lookups but symbols. */
 #include "report.h"
 

@@ -395,10 +395,32 @@ static void test_reused_slot_never_gets_its_old_tag(void **state)
     free_object(p);
 }
 
+/* The HWTAG_DEBUG=2 heap walk: a span agrees with itself, and a bitmap that marks a live
+ * slot available, or a count that disagrees with the bitmap, is caught. */
+static void test_span_walk_catches_inconsistency(void **state)
+{
+    (void)state;
+    uintptr_t addr;
+    void *p = new_object(48, &addr);
+    struct hwt_span *s = hwt_slab_span_of(addr);
+    uint32_t idx = hwt_slab_index(s, addr);
+    uint64_t bit = UINT64_C(1) << (idx % 64);
+    assert_true(hwt_slab_span_consistent(s));
+    s->free_bits[idx / 64] |= bit; /* live, yet marked available */
+    s->nfree++;
+    assert_false(hwt_slab_span_consistent(s));
+    s->free_bits[idx / 64] &= ~bit;
+    assert_false(hwt_slab_span_consistent(s)); /* count one too high */
+    s->nfree--;
+    assert_true(hwt_slab_span_consistent(s));
+    free_object(p);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_taken_slots_are_in_the_heap_and_slot_aligned),
+        cmocka_unit_test(test_span_walk_catches_inconsistency),
         cmocka_unit_test(test_slots_span_more_than_one_span),
         cmocka_unit_test(test_aligned_classes_give_aligned_slots),
         cmocka_unit_test(test_prepared_object_is_usable_and_live),
