@@ -26,8 +26,10 @@ while IFS= read -r row; do
         default=$def_val
         ;;
     *)
-        values="file path (%p = pid)"
-        default=stderr
+        case $name in
+        LOG_PATH) values="file path (%p = pid)" default=stderr ;;
+        *) values="program path" default="found on PATH" ;;
+        esac
         ;;
     esac
     echo "| HWTAG_$name | $values | $default | $help |"
