@@ -15,6 +15,7 @@
 #include "slab.h"
 #include "stackdepot.h"
 #include "stats.h"
+#include "tail.h"
 #include "thread.h"
 #include "unwind.h"
 
@@ -85,7 +86,10 @@ static void *alloc_stacked(size_t size, size_t align, bool zero, struct hwt_tcac
         if (cls < HWT_NUM_CLASSES)
             return alloc_small(tc, cls, size, zero, stack);
     }
-    return hwt_large_alloc(size, align, zero, stack);
+    void *p = hwt_large_alloc(size, align, zero, stack);
+    if (p != NULL)
+        hwt_tail_write(p, size, zero);
+    return p;
 }
 
 /* Every entry runs with Tag Check Override set: the allocator's own loads and stores touch
@@ -150,8 +154,10 @@ check_pointer(const void *ptr, struct hwt_span **s, uint32_t *idx, struct hwt_la
 static void free_checked(struct hwt_tcache *tc, const void *ptr, struct hwt_span *s, uint32_t idx,
                          struct hwt_large *l, uint32_t stack)
 {
-    /* one read of the slot's size serves the history ring and the counters */
-    size_t size = s != NULL ? hwt_slab_requested(s, idx) : hwt_large_usable(l);
+    /* one read of the slot's size serves the tail check, the history ring and the counters */
+    size_t size = s != NULL ? hwt_slab_requested(s, idx) : hwt_large_requested(l);
+    if (unlikely(!hwt_tail_intact(ptr, size)))
+        hwt_fault_tail(ptr, size, false); /* returns when HWTAG_FAULT lets the program go on */
     if (hwt_mte_active)
         hwt_history_record(ptr, size, stack, true);
     if (s != NULL)
@@ -200,13 +206,18 @@ static inline __attribute__((always_inline)) void *realloc_checked(void *ptr, si
         return NULL;
     }
     size_t old_usable = s != NULL ? hwt_slab_usable(s, idx) : hwt_large_usable(l);
-    size_t old_requested = s != NULL ? hwt_slab_requested(s, idx) : old_usable;
-    if (s != NULL && hwt_slab_resize(s, idx, size)) {
-        HWT_COUNT(live_bytes, (int64_t)hwt_align_up(size, HWT_GRANULE) - (int64_t)old_usable);
+    /* malloc_usable_size is the requested size: every byte of it is kept */
+    size_t old_requested = s != NULL ? hwt_slab_requested(s, idx) : hwt_large_requested(l);
+    if (unlikely(!hwt_tail_intact(ptr, old_requested))) {
+        hwt_fault_tail(ptr, old_requested, true);
+        hwt_tail_write(ptr, old_requested, true); /* reported once, not again at the free */
+    }
+    if ((s != NULL && hwt_slab_resize(s, idx, size)) || (l != NULL && hwt_large_resize(l, size))) {
+        if (s != NULL)
+            HWT_COUNT(live_bytes, (int64_t)hwt_align_up(size, HWT_GRANULE) - (int64_t)old_usable);
+        hwt_tail_write(ptr, size, true);
         return ptr;
     }
-    if (l != NULL && hwt_large_resize(l, size))
-        return ptr;
     struct hwt_tcache *tc = tcache();
     uint32_t stack = capture_stack(tc);
     void *fresh = alloc_stacked(size, HWT_GRANULE, false, tc, stack);
@@ -227,10 +238,12 @@ size_t hwt_alloc_usable(const void *ptr)
     if (ptr == NULL)
         return 0;
     hwt_init_ensure();
+    /* The requested size, as HWASan and Scudo report it: a correct program then never
+     * writes into the checked tail of the last granule. */
     enum hwt_free_check r = hwt_slab_check(ptr, &s, &idx);
     if (r == HWT_FREE_OK)
-        return hwt_slab_usable(s, idx);
+        return hwt_slab_requested(s, idx);
     if (r == HWT_FREE_NOT_OURS && hwt_large_check(ptr, &l) == HWT_FREE_OK)
-        return hwt_large_usable(l);
+        return hwt_large_requested(l);
     return 0;
 }

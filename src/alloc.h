@@ -14,7 +14,7 @@ void hwt_alloc_free(void *ptr);
 /* ptr != NULL, size != 0. NULL when memory cannot be had (ptr untouched) or when ptr was
  * bad (reported; *bad set). */
 void *hwt_alloc_realloc(void *ptr, size_t size, bool *bad);
-/* Tagged size of a live object, 0 for NULL or anything that is not one. */
+/* Requested size of a live object (malloc_usable_size), 0 for NULL or anything else. */
 size_t hwt_alloc_usable(const void *ptr);
 
 #endif

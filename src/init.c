@@ -16,6 +16,7 @@
 #include "options.h"
 #include "os.h"
 #include "slab.h"
+#include "tail.h"
 #include "symbolize.h"
 #include "tcache.h"
 #include "thread.h"
@@ -116,6 +117,8 @@ void hwt_init_slow(void)
     if (hwt_opts.mode == HWT_MODE_OFF)
         hwt_opts.stacktrace = HWT_OFF;
     setup_mte();
+    /* the tail check is software: it also works where the CPU has no MTE */
+    hwt_tail_init(hwt_opts.mode != HWT_MODE_OFF);
     hwt_slab_init();
     if (hwt_mte_active)
         hwt_history_init();

@@ -162,6 +162,18 @@ const void *hwt_os_map_file(const char *path, size_t *size)
     return (const void *)addr;
 }
 
+uint64_t hwt_os_random64(void)
+{
+    uint64_t v = 0;
+    /* GRND_NONBLOCK (1): never wait for the entropy pool at start-up */
+    if (syscall(SYS_getrandom, &v, sizeof(v), 1L) == (long)sizeof(v))
+        return v;
+    const uint64_t *at_random = (const uint64_t *)getauxval(AT_RANDOM);
+    if (at_random != NULL)
+        v = at_random[1]; /* glibc uses the first 8 bytes for the stack guard */
+    return v ^ (uint64_t)(uintptr_t)&v;
+}
+
 bool hwt_os_mte_supported(void)
 {
 #if HWTAG_MTE

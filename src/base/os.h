@@ -37,6 +37,9 @@ void hwt_os_close(int fd);
 /* Maps the whole file read-only; NULL when it cannot be opened or is empty. signal-safe */
 const void *hwt_os_map_file(const char *path, size_t *size);
 
+/* 64 random bits from the kernel (AT_RANDOM and the stack address when getrandom fails). */
+uint64_t hwt_os_random64(void);
+
 /* MTE control. mode: 0 none, 1 sync, 2 async, 3 asymm. Applies to the calling thread
  * (threads created later inherit it). Returns false when the kernel refuses. */
 bool hwt_os_mte_supported(void);

@@ -383,6 +383,11 @@ void hwt_large_free(struct hwt_large *l, uint32_t stack)
         hwt_os_unmap((void *)evict_map[i], evict_size[i]);
 }
 
+size_t hwt_large_requested(const struct hwt_large *l)
+{
+    return l->requested;
+}
+
 size_t hwt_large_usable(const struct hwt_large *l)
 {
     return hwt_align_up(l->requested, HWT_GRANULE);

@@ -16,6 +16,8 @@ struct hwt_large;
 void *hwt_large_alloc(size_t size, size_t align, bool zero, uint32_t stack);
 enum hwt_free_check hwt_large_check(const void *ptr, struct hwt_large **out);
 void hwt_large_free(struct hwt_large *l, uint32_t stack);
+size_t hwt_large_requested(const struct hwt_large *l);
+/* The tagged size: the requested size rounded up to the granule. */
 size_t hwt_large_usable(const struct hwt_large *l);
 /* realloc in place when new_size still fits the mapping sensibly; false: move it. */
 bool hwt_large_resize(struct hwt_large *l, size_t new_size);

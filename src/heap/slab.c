@@ -10,6 +10,7 @@
 #include "os.h"
 #include "size_class.h"
 #include "tag.h"
+#include "tail.h"
 
 enum { LIST_NONE, LIST_PARTIAL, LIST_EMPTY, LIST_RELEASED };
 
@@ -278,9 +279,11 @@ void *hwt_slab_prepare(uintptr_t addr, size_t requested, bool zero, uint32_t sta
         tag = hwt_tag_pick(exclude);
     }
     hwt_tag_range(addr, hwt_align_up(requested, HWT_GRANULE), tag, zero);
+    void *ptr = mte_with_tag(addr, tag);
+    hwt_tail_write(ptr, requested, zero);
     __atomic_store_n(&slot->word, hwt_slot_word(HWT_SLOT_LIVE, tag, requested, stack, 0),
                      __ATOMIC_RELEASE);
-    return mte_with_tag(addr, tag);
+    return ptr;
 }
 
 uintptr_t hwt_slab_release(struct hwt_span *s, uint32_t idx, uint32_t stack)

@@ -135,7 +135,8 @@ unsigned hwt_slab_take(unsigned cls, uintptr_t *out, unsigned n);
 void hwt_slab_give(unsigned cls, const uintptr_t *slots, unsigned n);
 
 /* Makes slot addr of class cls a live object of size requested: picks its tag (policy in
- * slab.c), tags it (zeroing when zero), records it. Returns the tagged pointer. */
+ * slab.c), tags it (zeroing when zero), writes its tail pattern (tail.h), records it.
+ * Returns the tagged pointer. */
 void *hwt_slab_prepare(uintptr_t addr, size_t requested, bool zero, uint32_t stack);
 
 /* Validates ptr as a live small object without changing anything. Inline: every free

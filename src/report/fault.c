@@ -20,6 +20,7 @@
 #include "report.h"
 #include "sink.h"
 #include "symbolize.h"
+#include "tail.h"
 #include "unwind.h"
 
 #define REPORT_TEXT_CAP (32u * 1024u)
@@ -136,9 +137,11 @@ void hwt_fault_install(void)
 static unsigned skip_allocator_frames(const uintptr_t *pcs, unsigned n)
 {
     /* the interposed entries, and the front end they tail-call into */
-    static const char *const entries[] = {"free",          "cfree",           "realloc",
-                                          "reallocarray",  "hwt_alloc_free",  "hwt_alloc_realloc",
-                                          "check_pointer", "realloc_checked", NULL};
+    static const char *const entries[] = {"free",           "cfree",
+                                          "realloc",        "reallocarray",
+                                          "hwt_alloc_free", "hwt_alloc_realloc",
+                                          "check_pointer",  "realloc_checked",
+                                          "free_checked",   NULL};
     unsigned start = 0;
 
     for (unsigned i = 0; i < n && i < ENTRY_FRAMES; i++) {
@@ -153,14 +156,17 @@ static unsigned skip_allocator_frames(const uintptr_t *pcs, unsigned n)
     return start < n ? start : 0;
 }
 
-void hwt_fault_bad_free(enum hwtag_bug_type bug, const void *ptr)
+/* The report state of a bug that the allocator found in a call of the program's (no
+ * fault): the stack without the allocator's own frames, and the object. */
+static struct hwt_report *begin_call_report(enum hwtag_bug_type bug, const void *ptr,
+                                            const char *what)
 {
     struct hwt_report *r = &report;
     uintptr_t pcs[HWT_STACK_MAX_FRAMES];
     uintptr_t addr = mte_untag(ptr);
 
     if (!report_begin()) {
-        hwt_sink_notice("hwtag: bad free inside a report\n");
+        hwt_sink_notice(what);
         hwt_mode_panic();
     }
     memset(r, 0, sizeof(*r));
@@ -178,5 +184,36 @@ void hwt_fault_bad_free(enum hwtag_bug_type bug, const void *ptr)
     r->have_object = hwt_lookup_addr(addr, &r->object);
     if (r->have_object)
         r->memory_tag = mte_load_tag(addr);
+    return r;
+}
+
+void hwt_fault_bad_free(enum hwtag_bug_type bug, const void *ptr)
+{
+    finish(begin_call_report(bug, ptr, "hwtag: bad free inside a report\n"));
+}
+
+void hwt_fault_tail(const void *ptr, size_t requested, bool at_realloc)
+{
+    struct hwt_report *r = begin_call_report(HWTAG_BUG_SLAB_OUT_OF_BOUNDS, ptr,
+                                             "hwtag: tail overwrite inside a report\n");
+    if (r->have_object && r->object.large)
+        r->bug = HWTAG_BUG_OUT_OF_BOUNDS;
+    r->tail_overwritten = true;
+    r->tail_at_realloc = at_realloc;
+    r->tail_ptr = (uintptr_t)ptr;
+    r->tail_len = hwt_tail_describe(ptr, requested, r->tail_expected, r->tail_found);
+    unsigned first = r->tail_len, last = 0;
+    for (unsigned i = 0; i < r->tail_len; i++) {
+        if (r->tail_expected[i] == r->tail_found[i])
+            continue;
+        if (first == r->tail_len)
+            first = i;
+        last = i;
+    }
+    r->tail_first = (unsigned)requested + first;
+    r->tail_last = (unsigned)requested + last;
+    /* the first byte written past the end is what the distance line measures */
+    r->addr = (uintptr_t)ptr + r->tail_first;
+    r->memory_tag = mte_load_tag(mte_untag((const void *)r->addr));
     finish(r);
 }

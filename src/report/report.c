@@ -109,9 +109,40 @@ static void object_stack(struct hwt_buf *b, const char *what, const struct hwt_r
     frames(b, st->pcs, st->len);
 }
 
+static void tail_bytes(struct hwt_buf *b, const char *what, const uint8_t *bytes, unsigned n)
+{
+    hwt_fmt_printf(b, " %s", what);
+    for (unsigned i = 0; i < n; i++)
+        hwt_fmt_printf(b, " %02x", bytes[i]);
+    hwt_fmt_printf(b, "\n");
+}
+
+/* The access line of a tail overwrite: nobody faulted, free or realloc found it. */
+static void tail_lines(struct hwt_buf *b, const struct hwt_report *r)
+{
+    const char *comm = r->comm != NULL ? r->comm : "?";
+    const struct hwt_object *o = &r->object;
+    hwt_fmt_printf(b, "Write past the end of the object found at %s of addr %016lx by task %s/%d\n",
+                   r->tail_at_realloc ? "realloc" : "free", (unsigned long)r->tail_ptr, comm,
+                   r->tid);
+    hwt_fmt_printf(b, "Pointer tag: [%02x], memory tag: [%02x]\n", r->pointer_tag, r->memory_tag);
+    hwt_fmt_printf(b,
+                   "Bytes %u..%u past the %zu-byte region were written; its last granule's "
+                   "%u tail bytes hold a check pattern:\n",
+                   r->tail_first - (unsigned)o->requested, r->tail_last - (unsigned)o->requested,
+                   o->requested, r->tail_len);
+    tail_bytes(b, "pattern:", r->tail_expected, r->tail_len);
+    tail_bytes(b, "found:  ", r->tail_found, r->tail_len);
+}
+
 static void access_line(struct hwt_buf *b, const struct hwt_report *r)
 {
     const char *comm = r->comm != NULL ? r->comm : "?";
+
+    if (r->tail_overwritten) {
+        tail_lines(b, r);
+        return;
+    }
 
     if (r->access == HWTAG_ACCESS_FREE)
         hwt_fmt_printf(b, "Free of addr");

@@ -9,6 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "arch/mte.h"
 #include "hwtag.h"
 #include "object.h"
 #include "stackdepot.h"
@@ -44,6 +45,12 @@ struct hwt_report {
     /* the pointer's tag is neither the object's nor a neighbour's (invalid-access): the
      * report says the pointer may be stale or corrupt and the stacks are the object's now */
     bool foreign_tag;
+    /* a write into the tail past the requested size (heap/tail.h), found by free or
+     * realloc of tail_ptr: offsets [tail_first, tail_last] of the object changed */
+    bool tail_overwritten, tail_at_realloc;
+    uintptr_t tail_ptr;
+    unsigned tail_len, tail_first, tail_last;
+    uint8_t tail_expected[HWT_GRANULE], tail_found[HWT_GRANULE];
     /* filled in by hwt_infer_gather: the object's stacks and the tag rows */
     struct hwt_report_stack alloc_stack, free_stack;
     uintptr_t dump_start; /* first granule of the first row */

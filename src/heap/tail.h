@@ -1,0 +1,78 @@
+/* SPDX-License-Identifier: MIT */
+/* Overflows inside an object's last granule, which MTE cannot see: the bytes between the
+ * requested size and the granule's end hold a check pattern, written at malloc and
+ * verified at free and realloc. The pattern comes from the granule's address and a
+ * per-process secret, so a program cannot learn it by reading a neighbour's tail. */
+#ifndef HWT_TAIL_H
+#define HWT_TAIL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "arch/mte.h"
+
+/* Set at start-up: tails are written and checked (every mode but HWTAG_MODE=off). */
+extern int hwt_tail_active;
+extern uint64_t hwt_tail_secret;
+
+/* Once at start-up, before the first allocation. */
+void hwt_tail_init(bool active);
+
+/* Every pattern byte is odd, so the most common overflow of all, a string's terminating
+ * NUL one past the end (or any even byte), is always caught; other bytes go unseen with
+ * odds of 1 in 128 per byte. */
+#define HWT_TAIL_ODD UINT64_C(0x0101010101010101)
+
+/* The 16 pattern bytes of the granule at untagged address granule, as two words. One
+ * multiply: this runs on every malloc and free of a size that is not a multiple of 16. */
+static inline void hwt_tail_pattern(uintptr_t granule, uint64_t *p0, uint64_t *p1)
+{
+    uint64_t v = (granule ^ hwt_tail_secret) * UINT64_C(0x9e3779b97f4a7c15);
+    *p0 = v | HWT_TAIL_ODD;
+    *p1 = ~v | HWT_TAIL_ODD;
+}
+
+/* Writes the pattern past requested bytes of the fresh object at ptr (tagged). keep: the
+ * object's own bytes in that granule must stay (calloc's zeros, realloc in place); a
+ * fresh malloc's bytes are undefined, so the whole granule is written in one store pair. */
+static inline void hwt_tail_write(void *ptr, size_t requested, bool keep)
+{
+    unsigned off = (unsigned)(requested & (HWT_GRANULE - 1));
+    if (off == 0 || !hwt_tail_active)
+        return;
+    uint64_t *w = (uint64_t *)((char *)ptr + requested - off);
+    uint64_t p0, p1;
+    hwt_tail_pattern(mte_untag(w), &p0, &p1);
+    if (keep) {
+        /* the tail is bytes off..15: keep the low 8*off bits of the granule */
+        __uint128_t mask = ~(__uint128_t)0 << (8 * off);
+        __uint128_t g = ((__uint128_t)w[1] << 64) | w[0];
+        __uint128_t p = ((__uint128_t)p1 << 64) | p0;
+        g = (g & ~mask) | (p & mask);
+        p0 = (uint64_t)g;
+        p1 = (uint64_t)(g >> 64);
+    }
+    w[0] = p0;
+    w[1] = p1;
+}
+
+/* True when the tail past requested bytes of the object at ptr still holds the pattern
+ * (always true for sizes that are a multiple of 16). */
+static inline bool hwt_tail_intact(const void *ptr, size_t requested)
+{
+    unsigned off = (unsigned)(requested & (HWT_GRANULE - 1));
+    if (off == 0 || !hwt_tail_active)
+        return true;
+    const uint64_t *w = (const uint64_t *)((const char *)ptr + requested - off);
+    uint64_t p0, p1;
+    hwt_tail_pattern(mte_untag(w), &p0, &p1);
+    __uint128_t diff = ((__uint128_t)(w[1] ^ p1) << 64) | (w[0] ^ p0);
+    return (diff >> (8 * off)) == 0;
+}
+
+/* The expected and the present tail bytes of the object (for a report): fills up to 15
+ * bytes of each and returns the tail length. */
+unsigned hwt_tail_describe(const void *ptr, size_t requested, uint8_t *expected, uint8_t *found);
+
+#endif
