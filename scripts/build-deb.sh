@@ -70,8 +70,10 @@ work=$(mktemp -d "${TMPDIR:-/tmp}/hwtag-deb.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 mkdir "$work/src"
 if git -C "$root" rev-parse --is-inside-work-tree >/dev/null 2>&1; then
+    # (minus an in-tree dpkg-buildpackage's obj-*/ directory, which .gitignore lacks)
     (cd "$root" && git ls-files -z --cached --others --exclude-standard |
         xargs -0 sh -c 'for f; do [ -e "$f" ] && printf "%s\0" "$f"; done' sh |
+        grep -zv '^obj-[^/]*/' |
         tar --null -T - -cf -) | tar -C "$work/src" -xf -
 else
     tar -C "$root" --exclude=./build --exclude='./obj-*' -cf - . | tar -C "$work/src" -xf -
