@@ -450,3 +450,17 @@ uint64_t hwt_large_mapped(void)
 {
     return __atomic_load_n(&mapped_bytes, __ATOMIC_RELAXED);
 }
+
+size_t hwt_large_trim(void)
+{
+    size_t given = 0;
+    hwt_lock(&large_lock);
+    for (struct hwt_large *c = cache_head; c != NULL; c = c->cnext) {
+        size_t before = c->resident;
+        release_pages(c);
+        cache_resident -= before - c->resident;
+        given += before - c->resident;
+    }
+    hwt_unlock(&large_lock);
+    return given;
+}

@@ -27,5 +27,7 @@ void hwt_large_lock(void);
 void hwt_large_unlock(void);
 void hwt_large_reset_lock(void);
 uint64_t hwt_large_mapped(void);
+/* Gives the pages of every cached mapping back to the OS; returns the bytes given back. */
+size_t hwt_large_trim(void);
 
 #endif

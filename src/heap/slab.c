@@ -416,3 +416,22 @@ void hwt_slab_class_usage(struct hwt_class_usage *out)
         }
     }
 }
+
+size_t hwt_slab_trim(void)
+{
+    size_t given = 0;
+    for (unsigned cls = 0; cls < HWT_NUM_CLASSES; cls++) {
+        struct central *c = &centrals[cls];
+        hwt_lock(&c->lock);
+        struct hwt_span *s = c->empty;
+        if (s != NULL) {
+            c->empty = NULL;
+            hwt_os_decommit((void *)s->base, s->span_size);
+            __atomic_sub_fetch(&heap_mapped_bytes, s->span_size, __ATOMIC_RELAXED);
+            list_push(&c->released, s, LIST_RELEASED);
+            given += s->span_size;
+        }
+        hwt_unlock(&c->lock);
+    }
+    return given;
+}

@@ -201,5 +201,7 @@ void hwt_slab_lock_all(void);
 void hwt_slab_unlock_all(void);
 void hwt_slab_reset_locks(void);
 uint64_t hwt_slab_mapped(void);
+/* Gives the pages of the kept empty spans back to the OS; returns the bytes given back. */
+size_t hwt_slab_trim(void);
 
 #endif

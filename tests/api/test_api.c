@@ -9,6 +9,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
@@ -72,6 +73,86 @@ static void test_print_stats_shows_classes(void **state)
     assert_true(strtoul(committed + strlen("KiB committed, "), NULL, 10) >= 7);
     for (int i = 0; i < 64; i++)
         free(keep[i]);
+}
+
+/* C23, not in glibc 2.36: weak, so the preloaded build links; libhwtag must supply them. */
+extern void free_sized(void *ptr, size_t size) __attribute__((weak));
+extern void free_aligned_sized(void *ptr, size_t align, size_t size) __attribute__((weak));
+
+/* Reads what fn writes to stderr. */
+static size_t capture_stderr(void (*fn)(void), char *buf, size_t cap)
+{
+    int fds[2];
+    assert_int_equal(pipe(fds), 0);
+    int saved = dup(2);
+    dup2(fds[1], 2);
+    fn();
+    dup2(saved, 2);
+    close(saved);
+    close(fds[1]);
+    ssize_t n = read(fds[0], buf, cap - 1);
+    close(fds[0]);
+    assert_true(n > 0);
+    buf[n] = '\0';
+    return (size_t)n;
+}
+
+/* glibc's introspection calls describe libhwtag's heap, not glibc's unused arena. */
+static void test_glibc_introspection_describes_our_heap(void **state)
+{
+    (void)state;
+    struct mallinfo2 before = mallinfo2();
+    void *big = malloc(1 << 20);
+    memset(big, 1, 1 << 20);
+    struct mallinfo2 during = mallinfo2();
+    assert_true(during.uordblks >= before.uordblks + (1 << 20));
+    assert_true(during.arena >= during.uordblks);
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+    struct mallinfo old = mallinfo(); /* deprecated, still called by old programs */
+#pragma GCC diagnostic pop
+    assert_true(old.uordblks >= (1 << 20));
+    free(big);
+
+    char text[4096];
+    capture_stderr(malloc_stats, text, sizeof(text));
+    assert_non_null(strstr(text, "Arena 0:"));
+    assert_non_null(strstr(text, "in use bytes"));
+
+    char *xml = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&xml, &len);
+    assert_non_null(f);
+    assert_int_equal(malloc_info(0, f), 0);
+    fclose(f);
+    assert_non_null(strstr(xml, "<malloc version=\"hwtag-"));
+    free(xml);
+    errno = 0;
+    assert_int_equal(malloc_info(1, stdout), -1);
+    assert_int_equal(errno, EINVAL);
+}
+
+static void test_trim_opt_and_sized_frees(void **state)
+{
+    (void)state;
+    void *blocks[16];
+    for (int i = 0; i < 16; i++)
+        blocks[i] = malloc(50000); /* below the size whose pages go back at free */
+    for (int i = 0; i < 16; i++)
+        free(blocks[i]);
+    assert_int_equal(malloc_trim(0), 1); /* the cached large mappings had pages */
+    assert_int_equal(mallopt(M_MMAP_THRESHOLD, 1 << 20), 1);
+    assert_int_equal(mallopt(M_PERTURB, 0x55), 0);
+    assert_int_equal(mallopt(12345, 1), 0);
+    assert_non_null(free_sized);
+    assert_non_null(free_aligned_sized);
+    void *p = malloc(100);
+    free_sized(p, 100);
+    p = aligned_alloc(64, 128);
+    free_aligned_sized(p, 64, 128);
+    struct hwtag_stats st;
+    assert_int_equal(hwtag_get_stats(&st, sizeof(st)), 0);
+    assert_true(st.small_frees >= 2);
 }
 
 static void test_malloc_zero_gives_distinct_pointers(void **state)
@@ -402,6 +483,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_libhwtag_is_the_allocator),
         cmocka_unit_test(test_print_stats_shows_classes),
+        cmocka_unit_test(test_glibc_introspection_describes_our_heap),
+        cmocka_unit_test(test_trim_opt_and_sized_frees),
         cmocka_unit_test(test_malloc_zero_gives_distinct_pointers),
         cmocka_unit_test(test_sizes_are_usable_and_aligned),
         cmocka_unit_test(test_calloc_zeroes_reused_memory),

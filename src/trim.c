@@ -1,0 +1,12 @@
+/* SPDX-License-Identifier: MIT */
+/* Trimming across both back ends: the kept empty spans and the cached large mappings give
+ * their pages back. Policy only; each back end releases its own pages. */
+#include "trim.h"
+
+#include "large.h"
+#include "slab.h"
+
+size_t hwt_trim(void)
+{
+    return hwt_slab_trim() + hwt_large_trim();
+}
