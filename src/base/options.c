@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* Expands options.def into the option table, parses values (purely) and reads HWTAG_*
- * from environ once. It never calls getenv or stdio. */
+/* Expands options.def into the option table, parses values and HWTAG_OPTIONS lists (purely)
+ * and reads HWTAG_OPTIONS and HWTAG_* from environ once. It never calls getenv or stdio. */
 #include "options.h"
 
 #include <string.h>
@@ -63,12 +63,13 @@ bool hwt_option_parse(const struct hwt_option_desc *desc, const char *str, size_
 }
 
 /* One diagnostic line from up to six parts, written at once so lines never interleave. */
-static void say(const char *const parts[6])
+static void say(void *ctx, const char *const parts[HWT_OPTION_DIAG_PARTS])
 {
+    (void)ctx;
     char line[256];
     size_t n = 0;
     const char *prefix = "hwtag: ";
-    for (int i = -1; i < 6; i++) {
+    for (int i = -1; i < HWT_OPTION_DIAG_PARTS; i++) {
         const char *p = i < 0 ? prefix : parts[i];
         /* control characters in a value would split the line: show them as '?' */
         for (; p != NULL && *p != '\0' && n < sizeof(line) - 2; p++)
@@ -78,9 +79,10 @@ static void say(const char *const parts[6])
     hwt_os_write_all(2, line, n);
 }
 
-static void store(const struct hwt_option_desc *desc, uint64_t v, const char *str)
+static void store(struct hwt_options *opts, const struct hwt_option_desc *desc, uint64_t v,
+                  const char *str)
 {
-    char *field = (char *)&hwt_opts + desc->offset;
+    char *field = (char *)opts + desc->offset;
     if (desc->type == HWT_OPT_STRING) {
         memcpy(field, &str, sizeof(str));
         return;
@@ -116,10 +118,140 @@ static void describe_valid(const struct hwt_option_desc *desc, char *buf, size_t
     }
 }
 
+/* str[0..len) as a NUL-terminated string in buf, cut with "..." when it does not fit. */
+static const char *clip(char *buf, size_t cap, const char *str, size_t len)
+{
+    if (len < cap) {
+        memcpy(buf, str, len);
+        buf[len] = '\0';
+    } else {
+        memcpy(buf, str, cap - 4);
+        memcpy(buf + cap - 4, "...", 4);
+    }
+    return buf;
+}
+
+const struct hwt_option_desc *hwt_option_find_key(const char *key, size_t len)
+{
+    for (size_t i = 0; i < hwt_option_count; i++) {
+        const char *name = hwt_option_table[i].name + 6; /* after "HWTAG_" */
+        if (strlen(name) != len)
+            continue;
+        size_t k = 0;
+        while (k < len &&
+               key[k] == (name[k] >= 'A' && name[k] <= 'Z' ? name[k] - 'A' + 'a' : name[k]))
+            k++;
+        if (k == len)
+            return &hwt_option_table[i];
+    }
+    return NULL;
+}
+
+static void diag_item(hwt_option_diag_fn diag, void *ctx, const char *item, size_t len,
+                      const char *why)
+{
+    char shown[64];
+    if (diag != NULL)
+        diag(ctx, (const char *const[HWT_OPTION_DIAG_PARTS]){"HWTAG_OPTIONS: '",
+                                                             clip(shown, sizeof(shown), item, len),
+                                                             why, 0, 0, 0, 0, 0});
+}
+
+unsigned hwt_options_parse_list(const char *str, size_t len, struct hwt_options *opts,
+                                uint64_t *given, char *strs, size_t cap, size_t *used,
+                                hwt_option_diag_fn diag, void *ctx)
+{
+    unsigned problems = 0;
+    size_t pos = 0;
+    while (pos < len) {
+        const char *item = str + pos;
+        const char *colon = memchr(item, ':', len - pos);
+        size_t item_len = colon != NULL ? (size_t)(colon - item) : len - pos;
+        pos += item_len + 1;
+        if (item_len == 0)
+            continue; /* "::", a leading or a trailing ':' */
+        const char *eq = memchr(item, '=', item_len);
+        if (eq == NULL || eq == item) {
+            diag_item(diag, ctx, item, item_len, "' is not key=value; ignored");
+            problems++;
+            continue;
+        }
+        size_t key_len = (size_t)(eq - item);
+        const char *value = eq + 1;
+        size_t value_len = item_len - key_len - 1;
+        const struct hwt_option_desc *desc = hwt_option_find_key(item, key_len);
+        if (desc == NULL) {
+            char key[40], keys[160];
+            size_t n = 0;
+            for (size_t i = 0; i < hwt_option_count && n + 24 < sizeof(keys); i++) {
+                const char *name = hwt_option_table[i].name + 6;
+                if (i > 0)
+                    keys[n++] = ' ';
+                for (; *name != '\0'; name++)
+                    keys[n++] = *name >= 'A' && *name <= 'Z' ? (char)(*name - 'A' + 'a') : *name;
+            }
+            keys[n] = '\0';
+            if (diag != NULL)
+                diag(ctx, (const char *const[HWT_OPTION_DIAG_PARTS]){
+                              "HWTAG_OPTIONS: unknown key '", clip(key, sizeof(key), item, key_len),
+                              "' ignored (keys: ", keys, ")", 0, 0, 0});
+            problems++;
+            continue;
+        }
+        uint64_t v = 0;
+        if (!hwt_option_parse(desc, value, value_len, &v)) {
+            char key[40], shown[64], valid[96];
+            describe_valid(desc, valid, sizeof(valid));
+            if (desc->type == HWT_OPT_STRING)
+                memcpy(valid, "a non-empty string", sizeof("a non-empty string"));
+            if (diag != NULL)
+                diag(ctx, (const char *const[HWT_OPTION_DIAG_PARTS]){
+                              "HWTAG_OPTIONS: ", clip(key, sizeof(key), item, key_len),
+                              ": invalid value '", clip(shown, sizeof(shown), value, value_len),
+                              "' (expected ", valid, "); ignored", 0});
+            problems++;
+            continue;
+        }
+        const char *copy = NULL;
+        if (desc->type == HWT_OPT_STRING) {
+            if (strs == NULL || used == NULL || *used > cap || cap - *used < value_len + 1) {
+                char key[40];
+                if (diag != NULL)
+                    diag(ctx, (const char *const[HWT_OPTION_DIAG_PARTS]){
+                                  "HWTAG_OPTIONS: ", clip(key, sizeof(key), item, key_len),
+                                  ": value too long; ignored", 0, 0, 0, 0, 0});
+                problems++;
+                continue;
+            }
+            memcpy(strs + *used, value, value_len);
+            strs[*used + value_len] = '\0';
+            copy = strs + *used;
+            *used += value_len + 1;
+        }
+        store(opts, desc, v, copy);
+        if (given != NULL)
+            *given |= UINT64_C(1) << (size_t)(desc - hwt_option_table);
+    }
+    return problems;
+}
+
+/* The string values of HWTAG_OPTIONS: the list's items are not NUL-terminated. */
+static char list_strings[8192];
+
 void hwt_options_init(void)
 {
+    uint64_t given = 0;
+    size_t used = 0;
     if (environ == NULL)
         return;
+    /* HWTAG_OPTIONS first: an individual HWTAG_<NAME> variable is more specific and wins. */
+    for (char **e = environ; *e != NULL; e++) {
+        if (strncmp(*e, HWT_OPTIONS_VAR "=", sizeof(HWT_OPTIONS_VAR)) == 0) {
+            const char *list = *e + sizeof(HWT_OPTIONS_VAR);
+            hwt_options_parse_list(list, strlen(list), &hwt_opts, &given, list_strings,
+                                   sizeof(list_strings), &used, say, NULL);
+        }
+    }
     for (char **e = environ; *e != NULL; e++) {
         if (strncmp(*e, "HWTAG_", 6) != 0)
             continue;
@@ -136,22 +268,24 @@ void hwt_options_init(void)
         }
         if (desc == NULL) {
             char name[64];
-            size_t n = name_len < sizeof(name) - 1 ? name_len : sizeof(name) - 1;
-            memcpy(name, *e, n);
-            name[n] = '\0';
+            clip(name, sizeof(name), *e, name_len);
             /* HWTAG_LIB is the launcher's own variable, not an allocator option. */
-            if (strcmp(name, "HWTAG_LIB") != 0)
-                say((const char *const[6]){"unknown option ", name, " ignored", 0, 0, 0});
+            if (strcmp(name, "HWTAG_LIB") != 0 && strcmp(name, HWT_OPTIONS_VAR) != 0)
+                say(NULL, (const char *const[HWT_OPTION_DIAG_PARTS]){"unknown option ", name,
+                                                                     " ignored", 0, 0, 0, 0, 0});
             continue;
         }
         uint64_t v;
         if (!hwt_option_parse(desc, value, strlen(value), &v)) {
             char valid[96];
             describe_valid(desc, valid, sizeof(valid));
-            say((const char *const[6]){desc->name, ": invalid value '", value, "' (expected ",
-                                       valid, "); using the default"});
+            bool from_list = given & (UINT64_C(1) << (size_t)(desc - hwt_option_table));
+            say(NULL, (const char *const[HWT_OPTION_DIAG_PARTS]){
+                          desc->name, ": invalid value '", value, "' (expected ", valid,
+                          from_list ? "); keeping the HWTAG_OPTIONS value" : "); using the default",
+                          0, 0});
             continue;
         }
-        store(desc, v, value);
+        store(&hwt_opts, desc, v, value);
     }
 }

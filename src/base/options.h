@@ -36,7 +36,30 @@ extern const size_t hwt_option_count;
  * Pure: no environment access. Returns false when the value is invalid. */
 bool hwt_option_parse(const struct hwt_option_desc *desc, const char *str, size_t len,
                       uint64_t *out);
-/* Reads HWTAG_* from environ into hwt_opts; one diagnostic line per bad value. */
+/* The one options variable: "key=value:key=value", keys the option names after "HWTAG_" in
+ * lower case. An individual HWTAG_<NAME> variable wins over its key here. */
+#define HWT_OPTIONS_VAR "HWTAG_OPTIONS"
+#define HWT_OPTION_DIAG_PARTS 8
+
+/* Receives one diagnostic line as up to HWT_OPTION_DIAG_PARTS strings (NULL ends early). */
+typedef void (*hwt_option_diag_fn)(void *ctx, const char *const parts[HWT_OPTION_DIAG_PARTS]);
+
+/* The row whose key is key[0..len) ("mode", "log_path"); NULL when there is none. */
+const struct hwt_option_desc *hwt_option_find_key(const char *key, size_t len);
+
+/* Parses the HWTAG_OPTIONS list str[0..len) into *opts, items applied left to right (a later
+ * item overrides an earlier one). Pure: no environment, no output of its own. Empty items
+ * ("::", a leading or trailing ':') are skipped; each other problem (an item that is not
+ * key=value, an unknown key, an invalid value, a string that does not fit) is one call of
+ * diag (may be NULL) and leaves the option alone. A value cannot contain ':'. String values
+ * are copied NUL-terminated into strs at *used (advanced; cap bytes in all) and the option
+ * points at the copy. Sets bit i of *given (may be NULL) for each table row i that got a
+ * valid value. Returns the number of problems. */
+unsigned hwt_options_parse_list(const char *str, size_t len, struct hwt_options *opts,
+                                uint64_t *given, char *strs, size_t cap, size_t *used,
+                                hwt_option_diag_fn diag, void *ctx);
+/* Reads HWTAG_OPTIONS, then the HWTAG_<NAME> variables (which win), from environ into
+ * hwt_opts; one diagnostic line per problem on stderr. */
 void hwt_options_init(void);
 
 #endif

@@ -30,6 +30,10 @@ static void set_documented_defaults(void)
     hwt_opts.stacktrace = HWT_ON;
     hwt_opts.log_path = NULL;
     hwt_opts.verbose = HWT_OFF;
+    hwt_opts.symbolize = HWT_ON;
+    hwt_opts.symbolizer = NULL;
+    hwt_opts.max_reports = 100;
+    hwt_opts.print_stats = HWT_OFF;
 }
 
 /* Removes every HWTAG_* variable, so each test starts from a clean environment. */
@@ -422,6 +426,283 @@ static void test_other_variables_are_ignored(void **state)
     assert_opts_equal(&hwt_opts, &before);
 }
 
+/* --- HWTAG_OPTIONS: the pure list parser ------------------------------------------------ */
+
+struct diags {
+    unsigned lines;
+    unsigned unprefixed; /* lines that do not start with "HWTAG_OPTIONS: " */
+    char text[4096];
+};
+
+static void collect(void *ctx, const char *const parts[HWT_OPTION_DIAG_PARTS])
+{
+    struct diags *d = ctx;
+    size_t n = strlen(d->text);
+    d->unprefixed += strncmp(parts[0], "HWTAG_OPTIONS: ", 15) != 0;
+    for (int i = 0; i < HWT_OPTION_DIAG_PARTS && parts[i] != NULL; i++) {
+        size_t w = strlen(parts[i]);
+        assert_true(n + w + 2 < sizeof(d->text));
+        memcpy(d->text + n, parts[i], w);
+        n += w;
+    }
+    d->text[n++] = '\n';
+    d->text[n] = '\0';
+    d->lines++;
+}
+
+static char strs[256];
+
+/* Parses list into *o (from the documented defaults) with a fresh string area. */
+static unsigned parse_list(const char *list, struct hwt_options *o, uint64_t *given,
+                           struct diags *d)
+{
+    size_t used = 0;
+    memset(d, 0, sizeof(*d));
+    set_documented_defaults();
+    *o = hwt_opts;
+    *given = 0;
+    unsigned n =
+        hwt_options_parse_list(list, strlen(list), o, given, strs, sizeof(strs), &used, collect, d);
+    assert_int_equal(n, d->lines);
+    return n;
+}
+
+static uint64_t bit(const char *name)
+{
+    return UINT64_C(1) << (size_t)(find(name) - hwt_option_table);
+}
+
+static void test_list_sets_every_key(void **state)
+{
+    (void)state;
+    struct hwt_options o;
+    uint64_t given;
+    struct diags d;
+    assert_int_equal(parse_list("mode=async:fault=report:sample=10:sample_order=5:stacktrace=off:"
+                                "log_path=/tmp/r.%p:verbose=on:symbolize=off:"
+                                "symbolizer=/usr/bin/addr2line:max_reports=7:print_stats=on",
+                                &o, &given, &d),
+                     0);
+    assert_int_equal(o.mode, HWT_MODE_ASYNC);
+    assert_int_equal(o.fault, HWT_FAULT_REPORT);
+    assert_int_equal(o.sample, 10);
+    assert_int_equal(o.sample_order, 5);
+    assert_int_equal(o.stacktrace, HWT_OFF);
+    assert_string_equal(o.log_path, "/tmp/r.%p");
+    assert_int_equal(o.verbose, HWT_ON);
+    assert_int_equal(o.symbolize, HWT_OFF);
+    assert_string_equal(o.symbolizer, "/usr/bin/addr2line");
+    assert_int_equal(o.max_reports, 7);
+    assert_int_equal(o.print_stats, HWT_ON);
+    assert_int_equal(given, (UINT64_C(1) << hwt_option_count) - 1);
+    /* the copies live in the string area, NUL-terminated, not in the list */
+    assert_true(o.log_path >= strs && o.log_path < strs + sizeof(strs));
+}
+
+static void test_list_keys_match_the_table(void **state)
+{
+    (void)state;
+    for (size_t i = 0; i < hwt_option_count; i++) {
+        char key[64];
+        const char *name = hwt_option_table[i].name + 6;
+        size_t n = strlen(name);
+        for (size_t k = 0; k <= n; k++)
+            key[k] = (char)(name[k] >= 'A' && name[k] <= 'Z' ? name[k] - 'A' + 'a' : name[k]);
+        assert_ptr_equal(hwt_option_find_key(key, n), &hwt_option_table[i]);
+        assert_null(hwt_option_find_key(name, n)); /* keys are lower case */
+        assert_ptr_not_equal(hwt_option_find_key(key, n - 1), &hwt_option_table[i]);
+    }
+    assert_null(hwt_option_find_key("", 0));
+}
+
+static void test_list_later_item_wins(void **state)
+{
+    (void)state;
+    struct hwt_options o;
+    uint64_t given;
+    struct diags d;
+    assert_int_equal(
+        parse_list("mode=async:sample=3:mode=off:log_path=/a:log_path=/b", &o, &given, &d), 0);
+    assert_int_equal(o.mode, HWT_MODE_OFF);
+    assert_int_equal(o.sample, 3);
+    assert_string_equal(o.log_path, "/b");
+    assert_int_equal(given, bit("HWTAG_MODE") | bit("HWTAG_SAMPLE") | bit("HWTAG_LOG_PATH"));
+}
+
+/* Garbage: never a crash, one line per bad item, the options untouched. */
+static void test_list_garbage(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *list;
+        unsigned problems;
+    } cases[] = {
+        {"", 0},
+        {":", 0},
+        {"::", 0},
+        {":::", 0},
+        {"key", 1},
+        {"=v", 1},
+        {"=", 1},
+        {"==", 1},
+        {"mode", 1},
+        {"mode=", 1},
+        {"MODE=async", 1},
+        {"mode =async", 1},
+        {"mode= async", 1},
+        {"mode=async=x", 1},
+        {"foo=1", 1},
+        {"log_path=", 1},
+        {"sample=0", 1},
+        {"sample=-1:sample_order=64", 2},
+        {"key:=v:foo=1:mode=bogus", 4},
+        {"mode=async\n", 1},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        struct hwt_options o;
+        uint64_t given;
+        struct diags d;
+        unsigned n = parse_list(cases[i].list, &o, &given, &d);
+        if (n != cases[i].problems)
+            fail_msg("'%s': %u problems, not %u: %s", cases[i].list, n, cases[i].problems, d.text);
+        assert_int_equal(given, 0);
+        assert_opts_equal(&o, &hwt_opts);
+        assert_int_equal(d.unprefixed, 0);
+    }
+}
+
+static void test_list_garbage_around_good_items(void **state)
+{
+    (void)state;
+    struct hwt_options o;
+    uint64_t given;
+    struct diags d;
+    assert_int_equal(parse_list("::mode=async:nonsense:sample=10::=1:", &o, &given, &d), 2);
+    assert_int_equal(o.mode, HWT_MODE_ASYNC);
+    assert_int_equal(o.sample, 10);
+    assert_non_null(strstr(d.text, "'nonsense' is not key=value"));
+    assert_non_null(strstr(d.text, "'=1' is not key=value"));
+}
+
+static void test_list_names_the_problem(void **state)
+{
+    (void)state;
+    struct hwt_options o;
+    uint64_t given;
+    struct diags d;
+    parse_list("mode=bogus", &o, &given, &d);
+    assert_string_equal(d.text, "HWTAG_OPTIONS: mode: invalid value 'bogus' (expected "
+                                "sync|async|asymm|off); ignored\n");
+    parse_list("colour=red", &o, &given, &d);
+    assert_non_null(strstr(d.text, "HWTAG_OPTIONS: unknown key 'colour' ignored (keys: mode "));
+}
+
+static void test_list_very_long_items(void **state)
+{
+    (void)state;
+    static char list[20000];
+    struct hwt_options o;
+    uint64_t given;
+    struct diags d;
+    memset(list, 'x', sizeof(list) - 1);
+    assert_int_equal(parse_list(list, &o, &given, &d), 1);
+    memcpy(list, "mode=", 5);
+    assert_int_equal(parse_list(list, &o, &given, &d), 1);
+    memcpy(list, "xxxxxx=", 7);
+    assert_int_equal(parse_list(list, &o, &given, &d), 1);
+    assert_true(strlen(d.text) < 400);
+    /* a string longer than the string area is refused, the rest still applies */
+    memcpy(list, "log_path=", 9);
+    memcpy(list + sizeof(list) - 12, ":mode=async", 11);
+    assert_int_equal(parse_list(list, &o, &given, &d), 1);
+    assert_null(o.log_path);
+    assert_int_equal(o.mode, HWT_MODE_ASYNC);
+    assert_non_null(strstr(d.text, "log_path: value too long"));
+}
+
+static void test_list_is_bounded_by_its_length(void **state)
+{
+    (void)state;
+    struct hwt_options o = hwt_opts;
+    uint64_t given = 0;
+    size_t used = 0;
+    const char *list = "mode=asyncXX:sample=9";
+    assert_int_equal(
+        hwt_options_parse_list(list, 10, &o, &given, strs, sizeof(strs), &used, NULL, NULL), 0);
+    assert_int_equal(o.mode, HWT_MODE_ASYNC);
+    assert_int_equal(o.sample, 1);
+    /* no string area: a string value is a problem, reported to no one */
+    assert_int_equal(
+        hwt_options_parse_list("log_path=/x", 11, &o, &given, NULL, 0, NULL, NULL, NULL), 1);
+    assert_null(o.log_path);
+}
+
+/* --- HWTAG_OPTIONS in the environment ------------------------------------------------------ */
+
+static void test_options_variable_sets_options(void **state)
+{
+    (void)state;
+    assert_int_equal(setenv("HWTAG_OPTIONS", "mode=async:sample=10:log_path=/tmp/r.%p", 1), 0);
+    char err[4096];
+    init_capturing_stderr(err, sizeof(err));
+    assert_string_equal(err, "");
+    assert_int_equal(hwt_opts.mode, HWT_MODE_ASYNC);
+    assert_int_equal(hwt_opts.sample, 10);
+    assert_string_equal(hwt_opts.log_path, "/tmp/r.%p");
+}
+
+static void test_individual_variable_wins(void **state)
+{
+    (void)state;
+    /* whatever the order in environ */
+    assert_int_equal(setenv("HWTAG_MODE", "asymm", 1), 0);
+    assert_int_equal(setenv("HWTAG_OPTIONS", "mode=async:sample=10:log_path=/a", 1), 0);
+    assert_int_equal(setenv("HWTAG_LOG_PATH", "/b", 1), 0);
+    char err[4096];
+    init_capturing_stderr(err, sizeof(err));
+    assert_string_equal(err, "");
+    assert_int_equal(hwt_opts.mode, HWT_MODE_ASYMM);
+    assert_int_equal(hwt_opts.sample, 10);
+    assert_string_equal(hwt_opts.log_path, "/b");
+}
+
+static void test_bad_individual_value_keeps_the_list_value(void **state)
+{
+    (void)state;
+    assert_int_equal(setenv("HWTAG_OPTIONS", "sample=10", 1), 0);
+    assert_int_equal(setenv("HWTAG_SAMPLE", "zero", 1), 0);
+    char err[4096];
+    init_capturing_stderr(err, sizeof(err));
+    assert_int_equal(count_lines(err), 1);
+    assert_non_null(strstr(err, "HWTAG_SAMPLE: invalid value 'zero'"));
+    assert_non_null(strstr(err, "keeping the HWTAG_OPTIONS value"));
+    assert_int_equal(hwt_opts.sample, 10);
+}
+
+static void test_options_variable_problems_one_line_each(void **state)
+{
+    (void)state;
+    struct hwt_options before = hwt_opts;
+    assert_int_equal(setenv("HWTAG_OPTIONS", "foo=1:mode=bogus:key:=v::", 1), 0);
+    char err[4096];
+    init_capturing_stderr(err, sizeof(err));
+    assert_int_equal(count_lines(err), 4);
+    for (const char *l = err; *l != '\0'; l = strchr(l, '\n') + 1)
+        assert_int_equal(strncmp(l, "hwtag: HWTAG_OPTIONS: ", 22), 0);
+    assert_opts_equal(&hwt_opts, &before);
+}
+
+static void test_empty_options_variable_is_quiet(void **state)
+{
+    (void)state;
+    struct hwt_options before = hwt_opts;
+    assert_int_equal(setenv("HWTAG_OPTIONS", "", 1), 0);
+    char err[4096];
+    init_capturing_stderr(err, sizeof(err));
+    assert_string_equal(err, "");
+    assert_opts_equal(&hwt_opts, &before);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -432,6 +713,14 @@ int main(void)
         cmocka_unit_test(test_parse_integers_in_range),
         cmocka_unit_test(test_parse_rejects_bad_integers),
         cmocka_unit_test(test_parse_strings),
+        cmocka_unit_test(test_list_sets_every_key),
+        cmocka_unit_test(test_list_keys_match_the_table),
+        cmocka_unit_test(test_list_later_item_wins),
+        cmocka_unit_test(test_list_garbage),
+        cmocka_unit_test(test_list_garbage_around_good_items),
+        cmocka_unit_test(test_list_names_the_problem),
+        cmocka_unit_test(test_list_very_long_items),
+        cmocka_unit_test(test_list_is_bounded_by_its_length),
         cmocka_unit_test_setup_teardown(test_init_without_variables_keeps_defaults, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_init_reads_every_variable, setup, teardown),
@@ -448,6 +737,13 @@ int main(void)
                                         teardown),
         cmocka_unit_test_setup_teardown(test_launcher_variable_is_not_a_warning, setup, teardown),
         cmocka_unit_test_setup_teardown(test_other_variables_are_ignored, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_options_variable_sets_options, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_individual_variable_wins, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_bad_individual_value_keeps_the_list_value, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_options_variable_problems_one_line_each, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_empty_options_variable_is_quiet, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
