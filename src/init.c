@@ -16,6 +16,7 @@
 #include "options.h"
 #include "os.h"
 #include "slab.h"
+#include "stats.h"
 #include "tail.h"
 #include "symbolize.h"
 #include "tcache.h"
@@ -134,4 +135,13 @@ __attribute__((constructor)) static void hwt_constructor(void)
 {
     hwt_init_ensure();
     init_late();
+}
+
+/* HWTAG_PRINT_STATS=on prints the statistics at exit, as jemalloc's opt.stats_print and
+ * MIMALLOC_SHOW_STATS do: a destructor runs both for exit() and for a return from main
+ * (preloaded, after the program's own destructors), not for _exit or a fatal signal. */
+__attribute__((destructor)) static void hwt_destructor(void)
+{
+    if (__atomic_load_n(&hwt_init_done, __ATOMIC_ACQUIRE) && hwt_opts.print_stats == HWT_ON)
+        hwt_stats_print_at_exit();
 }

@@ -75,3 +75,14 @@ void hwt_stats_print(int fd)
                    (unsigned long long)st.reports);
     hwt_os_write_all(fd, b.data, b.len);
 }
+
+void hwt_stats_print_at_exit(void)
+{
+    char line[128];
+    struct hwt_buf b;
+    int fd = hwt_sink_log_fd();
+    hwt_fmt_init(&b, line, sizeof(line));
+    hwt_fmt_printf(&b, "hwtag: stats at exit of task %s/%d\n", hwt_sink_comm(), hwt_os_getpid());
+    hwt_os_write_all(fd, b.data, b.len);
+    hwt_stats_print(fd);
+}

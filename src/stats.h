@@ -10,5 +10,8 @@
 /* Totals over all threads and the back ends' gauges. */
 void hwt_stats_collect(struct hwtag_stats *out);
 void hwt_stats_print(int fd);
+/* HWTAG_PRINT_STATS=on: one line naming the task, then hwt_stats_print, to the report log
+ * (HWTAG_LOG_PATH or stderr). Never allocates. */
+void hwt_stats_print_at_exit(void);
 
 #endif

@@ -102,6 +102,12 @@ void hwt_sink_notice(const char *msg)
     hwt_os_write_all(log_fd, msg, strlen(msg));
 }
 
+int hwt_sink_log_fd(void)
+{
+    open_log();
+    return log_fd;
+}
+
 const char *hwt_sink_comm(void)
 {
     return comm;

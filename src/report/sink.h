@@ -15,6 +15,10 @@ void hwt_sink_report(const char *text, size_t len);
 /* Writes a one-line notice to the report log. signal-safe */
 void hwt_sink_notice(const char *msg);
 
+/* The log's descriptor, reopened first in a forked child when the path has "%p": for text
+ * that is not a report (the statistics at exit). signal-safe */
+int hwt_sink_log_fd(void);
+
 /* The process name, "?" before hwt_sink_init. */
 const char *hwt_sink_comm(void);
 /* Reports printed so far in this process. */
