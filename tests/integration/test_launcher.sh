@@ -80,6 +80,8 @@ int main(int argc, char **argv)
             break;
         }
     }
+    if (argc > 1 && strcmp(argv[1], "abort") == 0)
+        abort();
     return argc > 1 ? atoi(argv[1]) : 0;
 }
 EOF
@@ -114,6 +116,7 @@ check "--fault bogus -> usage error 2" bad --fault crash -- "$work/probe"
 check "--stacktrace maybe -> usage error 2" bad --stacktrace maybe -- "$work/probe"
 check "no program -> usage error 2" bad --mode sync
 check "--dry-run=1 -> usage error 2" bad --dry-run=1 "$work/probe"
+check "--options '' -> usage error 2" bad --options '' -- "$work/probe"
 
 missing_lib() {
     local rc=0
@@ -195,6 +198,33 @@ if HWTAG_MODE=async HWTAG_STACKTRACE=off HWTAG_LIB=$lib \
 else
     fail "probe with inherited variables failed: $(head -3 "$work/probe.err")"
 fi
+
+if HWTAG_OPTIONS=sample=3 run_probe --lib "$lib" --options "mode=async:log_path=/tmp/r.%p" \
+    -- "$work/probe"; then
+    check "--options -> HWTAG_OPTIONS, overriding the inherited one" \
+        has "HWTAG_OPTIONS=mode=async:log_path=/tmp/r.%p"
+else
+    fail "probe with --options failed: $(head -3 "$work/probe.err")"
+fi
+if HWTAG_OPTIONS=sample=3:fault=report run_probe --lib "$lib" -- "$work/probe"; then
+    check "an inherited HWTAG_OPTIONS reaches the guest" has "HWTAG_OPTIONS=sample=3:fault=report"
+else
+    fail "probe with HWTAG_OPTIONS failed: $(head -3 "$work/probe.err")"
+fi
+
+# The program aborts (as libhwtag's panic does): status 134 and one line that says so.
+aborted() {
+    local rc=0
+    "$launcher" --lib "$lib" "$work/probe" abort >/dev/null 2>"$work/abort.err" || rc=$?
+    [ "$rc" = 134 ] && grep -q '^hwtag: test failed with a KASAN report: .*probe aborted (SIGABRT, exit status 134)' "$work/abort.err" &&
+        ! grep -q 'line [0-9]*: *[0-9]* Aborted' "$work/abort.err"
+}
+check "an abort: status 134 and the launcher says what it means" aborted
+no_abort_line() {
+    "$launcher" --lib "$lib" "$work/probe" 7 >/dev/null 2>"$work/err"
+    [ $? = 7 ] && ! grep -q 'KASAN' "$work/err"
+}
+check "another status: no such line" no_abort_line
 
 exit_status() {
     local rc=0
