@@ -13,6 +13,7 @@
 #include "large.h"
 #include "lock.h"
 #include "meta.h"
+#include "mode.h"
 #include "options.h"
 #include "os.h"
 #include "slab.h"
@@ -83,6 +84,7 @@ static void fork_child(void)
     hwt_large_reset_lock();
     hwt_slab_reset_locks();
     hwt_tcache_after_fork_child();
+    hwt_mode_after_fork_child();
 }
 
 /* The parts that need a running process: handler, unwinder, symbols. Idempotent. */

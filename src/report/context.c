@@ -106,3 +106,16 @@ uintptr_t hwt_context_fault_addr(const siginfo_t *info, void *ucontext)
     return addr;
 #endif
 }
+
+/* PSTATE.TCO in the saved pstate (arch/arm64 PSR_TCO_BIT). */
+#define PSTATE_TCO (UINT64_C(1) << 25)
+
+void hwt_context_resume_unchecked(void *ucontext)
+{
+#if defined(__aarch64__)
+    ucontext_t *uc = ucontext;
+    uc->uc_mcontext.pstate |= PSTATE_TCO;
+#else
+    (void)ucontext;
+#endif
+}

@@ -17,4 +17,9 @@ void hwt_context_describe(struct hwt_report *r, void *ucontext);
  * si_addr lost it. signal-safe */
 uintptr_t hwt_context_fault_addr(const siginfo_t *info, void *ucontext);
 
+/* Makes the interrupted code resume with PSTATE.TCO set: the faulting instruction
+ * re-executes without a tag check, and so does the rest of the thread's code until its next
+ * allocator call, which clears TCO on its way out (docs/design.md, section 5). signal-safe */
+void hwt_context_resume_unchecked(void *ucontext);
+
 #endif

@@ -93,10 +93,11 @@ static void tag_fault(siginfo_t *info, void *ucontext)
     }
     finish(r);
 
-    /* HWTAG_FAULT=report (or a read under panic_on_write): go on with this thread's tag
-     * checks off, so the faulting instruction re-executes unchecked. */
-    if (!hwt_os_mte_set_mode(0))
-        hwt_mode_panic();
+    /* HWTAG_FAULT=report (or a read under panic_on_write): go on. The faulting instruction
+     * re-executes with TCO set, and the thread's next allocator call clears TCO, so its
+     * checks come back then (an asynchronous fault has nothing to re-execute). */
+    if (!r->asynchronous)
+        hwt_context_resume_unchecked(ucontext);
 }
 
 static void handler(int sig, siginfo_t *info, void *ucontext)
