@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* libhwtag public API: version, statistics and the report callback. The malloc family
+/* libhwtag public API: version, statistics, the report callback and pool tagging. The malloc family
  * itself is the standard one (stdlib.h, malloc.h). */
 #ifndef HWTAG_H
 #define HWTAG_H
@@ -55,6 +55,30 @@ struct hwtag_report_info {
  * SIGSEGV handler: the callback must be async-signal-safe. NULL removes it. */
 typedef void (*hwtag_report_callback)(const struct hwtag_report_info *info, void *arg);
 void hwtag_set_report_callback(hwtag_report_callback cb, void *arg);
+
+/* Pool allocators (arenas, free lists, object caches) carving objects out of one heap
+ * object. The rules (README, API; docs/design.md, section 4):
+ * - block is a live heap object as malloc & co returned it (its tag included); offset and
+ *   size are multiples of HWTAG_GRANULE, size > 0, offset + size <= the size requested
+ *   for block. Otherwise hwtag_pool_alloc returns NULL with errno EINVAL.
+ * - hwtag_pool_alloc gives [block+offset, +size) a fresh tag, never the one of the
+ *   granule before or after it, the range's previous one, block's own, 0 or 15, and
+ *   returns the pointer with that tag: overflows into a neighbouring pool object or into
+ *   the rest of block fault, and the report names the pool object's bounds.
+ * - hwtag_pool_free(ptr, size) takes a pointer hwtag_pool_alloc returned and its size,
+ *   and retags the range with the free tag 15: a later access through ptr faults as a
+ *   use after free. A range that is already freed is reported as a double-free, one that
+ *   is not a pool object of a live heap object as an invalid-free; a misaligned or empty
+ *   one sets errno to EINVAL. Nothing is changed in those cases.
+ * - A freed pool range carries tag 15, which no pointer has: the pool must keep its own
+ *   bookkeeping (free lists) outside the ranges it frees, or write it before the free.
+ * - Freeing (or reallocating) block itself drops its pool records and retags the whole
+ *   object free, as any free does; pool pointers into it then fault as use after free.
+ * - Without MTE, or in an object left untagged by sampling, the calls check their
+ *   arguments and return block + offset untagged. */
+#define HWTAG_GRANULE 16
+void *hwtag_pool_alloc(void *block, size_t offset, size_t size);
+void hwtag_pool_free(void *ptr, size_t size);
 
 #define HWTAG_MAX_ORDER 32
 

@@ -16,6 +16,7 @@
 #include "mode.h"
 #include "options.h"
 #include "os.h"
+#include "pool.h"
 #include "slab.h"
 #include "stats.h"
 #include "tail.h"
@@ -67,12 +68,14 @@ static void fork_prepare(void)
     hwt_tcache_lock();
     hwt_slab_lock_all();
     hwt_large_lock();
+    hwt_pool_lock();
     hwt_meta_lock();
 }
 
 static void fork_parent(void)
 {
     hwt_meta_unlock();
+    hwt_pool_unlock();
     hwt_large_unlock();
     hwt_slab_unlock_all();
     hwt_tcache_unlock();
@@ -81,6 +84,7 @@ static void fork_parent(void)
 static void fork_child(void)
 {
     hwt_meta_reset_lock();
+    hwt_pool_reset_lock();
     hwt_large_reset_lock();
     hwt_slab_reset_locks();
     hwt_tcache_after_fork_child();

@@ -13,8 +13,13 @@
 #include "callback.h"
 #include "hwtag.h"
 #include "init.h"
+#include "fault.h"
+#include "options.h"
 #include "os.h"
 #include "fmt.h"
+#include "pool.h"
+#include "stackdepot.h"
+#include "unwind.h"
 #include "stats.h"
 #include "trim.h"
 
@@ -22,6 +27,8 @@
 
 /* Requests this large can never succeed; fail before any arithmetic can overflow. */
 #define MAX_REQUEST (SIZE_MAX / 2)
+/* Frames kept of a pool allocation or free, as of malloc's. */
+#define POOL_STACK_FRAMES 12u
 
 EXPORT void *malloc(size_t size)
 {
@@ -317,4 +324,38 @@ EXPORT void hwtag_print_stats(int fd)
 EXPORT void hwtag_set_report_callback(hwtag_report_callback cb, void *arg)
 {
     hwt_callback_set(cb, arg);
+}
+
+/* The caller's stack for a pool record: pcs from the program's call on. */
+static uint32_t pool_stack(void)
+{
+    uintptr_t pcs[POOL_STACK_FRAMES];
+    if (hwt_opts.stacktrace != HWT_ON)
+        return 0;
+    unsigned n = hwt_unwind_fast(pcs, POOL_STACK_FRAMES, 0);
+    return hwt_stackdepot_put((uint32_t)hwt_os_gettid(), pcs, n);
+}
+
+EXPORT void *hwtag_pool_alloc(void *block, size_t offset, size_t size)
+{
+    hwt_init_ensure();
+    mte_tco_set();
+    void *p = hwt_pool_alloc(block, offset, size, pool_stack());
+    mte_tco_clear();
+    if (p == NULL)
+        errno = EINVAL;
+    return p;
+}
+
+EXPORT void hwtag_pool_free(void *ptr, size_t size)
+{
+    hwt_init_ensure();
+    mte_tco_set();
+    enum hwt_pool_verdict v = hwt_pool_free(ptr, size, pool_stack());
+    if (v == HWT_POOL_DOUBLE || v == HWT_POOL_INVALID)
+        hwt_fault_bad_free(v == HWT_POOL_DOUBLE ? HWTAG_BUG_DOUBLE_FREE : HWTAG_BUG_INVALID_FREE,
+                           ptr);
+    mte_tco_clear();
+    if (v == HWT_POOL_EINVAL)
+        errno = EINVAL;
 }

@@ -153,6 +153,8 @@ static unsigned skip_allocator_frames(const uintptr_t *pcs, unsigned n)
         for (unsigned e = 0; entries[e] != NULL; e++)
             if (strcmp(sym.function, entries[e]) == 0)
                 start = i + 1;
+        if (strcmp(sym.function, "hwtag_pool_free") == 0) /* the pool API's free */
+            start = i + 1;
     }
     return start < n ? start : 0;
 }
@@ -183,8 +185,10 @@ static struct hwt_report *begin_call_report(enum hwtag_bug_type bug, const void 
         r->stack[r->stack_len++] = pcs[i];
     /* Only heap memory is known to be mapped: never load a tag of a foreign pointer. */
     r->have_object = hwt_lookup_addr(addr, &r->object);
-    if (r->have_object)
+    if (r->have_object) {
         r->memory_tag = mte_load_tag(addr);
+        hwt_infer_pool(r); /* a pool object's pointer: describe the pool object */
+    }
     return r;
 }
 

@@ -9,6 +9,7 @@
 #include "arch/mte.h"
 #include "history.h"
 #include "lookup.h"
+#include "pool.h"
 #include "stackdepot.h"
 
 /* Slots on each side searched for the object a stray pointer's tag belongs to. */
@@ -86,6 +87,30 @@ static void mark_foreign_tag(struct hwt_report *r)
                      r->object.tag != r->pointer_tag;
 }
 
+bool hwt_infer_pool(struct hwt_report *r)
+{
+    struct hwt_object pool;
+    if (!r->have_object ||
+        !hwt_pool_describe(mte_untag((const void *)r->addr), r->pointer_tag, &r->object, &pool))
+        return false;
+    r->in_pool = true;
+    r->pool_parent = r->object;
+    r->object = pool;
+    return true;
+}
+
+/* The access hit memory of a heap object through a pool object's pointer: a use after a
+ * pool free inside a freed one, an overflow otherwise. */
+static void infer_pool_access(struct hwt_report *r, uintptr_t addr)
+{
+    const struct hwt_object *o = &r->object;
+    bool inside = addr >= o->start && addr < o->start + o->size;
+    if (inside && !o->live)
+        r->bug = o->large ? HWTAG_BUG_USE_AFTER_FREE : HWTAG_BUG_SLAB_USE_AFTER_FREE;
+    else
+        r->bug = o->large ? HWTAG_BUG_OUT_OF_BOUNDS : HWTAG_BUG_SLAB_OUT_OF_BOUNDS;
+}
+
 void hwt_infer_bug(struct hwt_report *r)
 {
     uintptr_t addr = mte_untag((const void *)r->addr);
@@ -95,6 +120,15 @@ void hwt_infer_bug(struct hwt_report *r)
     r->bug = HWTAG_BUG_INVALID_ACCESS;
     if (!hwt_lookup_addr(addr, &obj))
         return;
+    if (obj.live && obj.tag != r->pointer_tag) {
+        r->have_object = true;
+        r->object = obj;
+        if (hwt_infer_pool(r)) {
+            infer_pool_access(r, addr);
+            return;
+        }
+        r->have_object = false;
+    }
     if (!obj.large) {
         infer_small(r, addr, &obj);
         if (r->bug == HWTAG_BUG_INVALID_ACCESS && r->object.tag != r->pointer_tag)

@@ -10,6 +10,11 @@
  * r->pointer_tag (a synchronous tag-check fault). signal-safe (lock-free lookups) */
 void hwt_infer_bug(struct hwt_report *r);
 
+/* When r->object is a live heap object and r->pointer_tag belongs to one of its pool
+ * objects, makes r->object that pool object (r->in_pool, r->pool_parent). Returns whether
+ * it did. signal-safe (a bounded try-lock) */
+bool hwt_infer_pool(struct hwt_report *r);
+
 /* Fills r's allocation and free stacks from the depot and, for faults with an address,
  * the tag rows around it. Call once the object is known. signal-safe */
 void hwt_infer_gather(struct hwt_report *r);

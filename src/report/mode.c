@@ -125,7 +125,8 @@ void hwt_mode_summary(void)
         return;
     if (cap > 0) {
         hwt_fmt_init(&b, line, sizeof(line));
-        hwt_fmt_printf(&b, "hwtag: HWTAG_MAX_REPORTS=%u reached: %lu more distinct bugs not printed\n",
+        hwt_fmt_printf(&b,
+                       "hwtag: HWTAG_MAX_REPORTS=%u reached: %lu more distinct bugs not printed\n",
                        (unsigned)hwt_opts.max_reports, (unsigned long)cap);
         hwt_sink_notice(line);
     }

@@ -161,21 +161,26 @@ static void object_section(struct hwt_buf *b, const struct hwt_report *r)
     long dist = hwt_report_distance(r->addr, o);
     uintptr_t addr = mte_untag((const void *)r->addr);
 
-    hwt_fmt_printf(b, "\nThe buggy address belongs to the object at %lx\n",
-                   (unsigned long)o->start);
-    if (o->large)
-        hwt_fmt_printf(b, " which belongs to a page-backed mapping of %zu bytes\n", o->region_size);
+    hwt_fmt_printf(b, "\nThe buggy address belongs to the %sobject at %lx\n",
+                   r->in_pool ? "pool " : "", (unsigned long)o->start);
+    if (r->in_pool)
+        hwt_fmt_printf(b, " of size %zu, a pool object inside the heap object at %lx of size %zu\n",
+                       o->size, (unsigned long)r->pool_parent.start, r->pool_parent.requested);
+    const struct hwt_object *home = r->in_pool ? &r->pool_parent : o;
+    if (home->large)
+        hwt_fmt_printf(b, " which belongs to a page-backed mapping of %zu bytes\n",
+                       home->region_size);
     else
-        hwt_fmt_printf(b, " which belongs to the size class %zu of size %zu\n", o->class_size,
-                       o->size);
+        hwt_fmt_printf(b, " which belongs to the size class %zu of size %zu\n", home->class_size,
+                       home->size);
     if (addr < o->start)
         hwt_fmt_printf(b, "The buggy address is located %ld bytes to the left of\n", -dist);
     else if (addr >= o->start + o->requested)
         hwt_fmt_printf(b, "The buggy address is located %ld bytes to the right of\n", dist);
     else
         hwt_fmt_printf(b, "The buggy address is located %ld bytes inside of\n", dist);
-    hwt_fmt_printf(b, " %zu-byte region [%lx, %lx)\n", o->requested, (unsigned long)o->start,
-                   (unsigned long)(o->start + o->requested));
+    hwt_fmt_printf(b, " %zu-byte %sregion [%lx, %lx)\n", o->requested, r->in_pool ? "pool " : "",
+                   (unsigned long)o->start, (unsigned long)(o->start + o->requested));
     if (!o->sampled)
         hwt_fmt_printf(b, "The object was left untagged by sampling (HWTAG_SAMPLE), so "
                           "accesses to it are not checked\n");

@@ -51,6 +51,10 @@ struct hwt_report {
     uintptr_t tail_ptr;
     unsigned tail_len, tail_first, tail_last;
     uint8_t tail_expected[HWT_GRANULE], tail_found[HWT_GRANULE];
+    /* the pointer's tag is a pool object's (hwtag_pool_alloc): object describes that pool
+     * object and pool_parent the heap object it lies in */
+    bool in_pool;
+    struct hwt_object pool_parent;
     /* filled in by hwt_infer_gather: the object's stacks and the tag rows */
     struct hwt_report_stack alloc_stack, free_stack;
     uintptr_t dump_start; /* first granule of the first row */

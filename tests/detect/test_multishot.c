@@ -109,7 +109,8 @@ static void test_same_bug_in_a_loop_one_report(void **state)
 {
     (void)state;
     run(same_bug_in_a_loop, NULL);
-    assert_int_equal(count_text(result.output, "BUG: KASAN: slab-out-of-bounds in overflow_write"), 1);
+    assert_int_equal(count_text(result.output, "BUG: KASAN: slab-out-of-bounds in overflow_write"),
+                     1);
     assert_int_equal(count_text(result.output, "BUG: KASAN: double-free in same_bug_in_a_loop"), 1);
     assert_int_equal(count_text(result.output, "BUG: KASAN: "), 2);
     expect_text(&result, "hwtag: 2 reports printed, 13 suppressed as duplicates\n");
