@@ -326,8 +326,9 @@ EXPORT void hwtag_set_report_callback(hwtag_report_callback cb, void *arg)
     hwt_callback_set(cb, arg);
 }
 
-/* The caller's stack for a pool record: pcs from the program's call on. */
-static uint32_t pool_stack(void)
+/* The caller's stack for a pool record, from the program's call on: inlined into the
+ * hwtag_pool_* entry, so the walk starts above it. */
+static inline __attribute__((always_inline)) uint32_t pool_stack(void)
 {
     uintptr_t pcs[POOL_STACK_FRAMES];
     if (hwt_opts.stacktrace != HWT_ON)
