@@ -16,6 +16,7 @@
 #include "infer.h"
 #include "lookup.h"
 #include "mode.h"
+#include "options.h"
 #include "os.h"
 #include "report.h"
 #include "sink.h"
@@ -60,6 +61,7 @@ static void report_end(void)
 static void finish(struct hwt_report *r)
 {
     if (hwt_mode_should_print(r)) {
+        r->symbolize = hwt_opts.symbolize == HWT_ON;
         hwt_infer_gather(r);
         size_t len = hwt_report_format(r, report_text, sizeof(report_text));
         hwt_sink_report(report_text, len);

@@ -37,6 +37,7 @@ struct hwt_report {
     unsigned pointer_tag, memory_tag;
     int tid;
     const char *comm;
+    bool symbolize; /* ask the external symbolizer for lines (fault.c: HWTAG_SYMBOLIZE) */
     uintptr_t stack[HWT_STACK_MAX_FRAMES]; /* access stack, stack[0] = faulting pc */
     unsigned stack_len;
     /* filled in by hwt_infer_bug from the heap metadata (or by fault.c for a bad free) */

@@ -272,6 +272,165 @@ static bool elf_lookup(const uint8_t *img, size_t size, uint32_t type, uint64_t 
     return out->function != NULL;
 }
 
+/* The NT_GNU_BUILD_ID note of the file image. */
+static void elf_build_id(const uint8_t *img, size_t size, struct hwt_symbol *out)
+{
+    const Elf64_Ehdr *eh = (const Elf64_Ehdr *)img;
+    const Elf64_Phdr *ph;
+
+    if (eh->e_phentsize != sizeof(Elf64_Phdr) || eh->e_phoff % 8 != 0 ||
+        !in_image(size, eh->e_phoff, (uint64_t)eh->e_phnum * sizeof(Elf64_Phdr)))
+        return;
+    ph = (const Elf64_Phdr *)(img + eh->e_phoff);
+    for (unsigned i = 0; i < eh->e_phnum; i++) {
+        uint64_t off = ph[i].p_offset, end;
+        if (ph[i].p_type != PT_NOTE || off % 4 != 0 || !in_image(size, off, ph[i].p_filesz))
+            continue;
+        end = off + ph[i].p_filesz;
+        while (end - off >= sizeof(Elf64_Nhdr)) {
+            const Elf64_Nhdr *n = (const Elf64_Nhdr *)(img + off);
+            uint64_t name = off + sizeof(*n), desc = name + ((n->n_namesz + 3u) & ~3u);
+            uint64_t next = desc + ((n->n_descsz + 3u) & ~3u);
+            if (next > end || next <= off)
+                break;
+            if (n->n_type == NT_GNU_BUILD_ID && n->n_namesz == 4 &&
+                memcmp(img + name, "GNU", 4) == 0 && n->n_descsz > 0 && n->n_descsz <= 64) {
+                out->build_id = img + desc;
+                out->build_id_len = n->n_descsz;
+                return;
+            }
+            off = next;
+        }
+    }
+}
+
+/* The module image and load bias of a mapped pc. */
+static bool module_at(uintptr_t pc, int *module, const uint8_t **img, size_t *size, uintptr_t *bias)
+{
+    const struct sym_range *r = find_range(pc);
+
+    if (!r && rescan())
+        r = find_range(pc);
+    if (!r || r->module < 0)
+        return false;
+    *module = r->module;
+    *img = module_image(&modules[r->module], size);
+    if (*img == NULL)
+        return false;
+    *bias = elf_bias(*img, *size, r->start, r->offset);
+    return true;
+}
+
+/* The dynamic symbol whose resolved JUMP_SLOT or GLOB_DAT slot (a GOT entry of the loaded
+ * module at bias) holds target. Lazy binding resolves a slot at its first call, so a
+ * function that was called through the PLT is found. */
+static const char *got_symbol(const uint8_t *img, size_t size, uintptr_t bias, uintptr_t target)
+{
+    const Elf64_Ehdr *eh = (const Elf64_Ehdr *)img;
+
+    for (unsigned i = 0; i < eh->e_shnum; i++) {
+        const Elf64_Shdr *sh = elf_section(img, size, i), *dynsym, *strtab;
+        if (!sh)
+            return NULL;
+        if (sh->sh_type != SHT_RELA || sh->sh_entsize != sizeof(Elf64_Rela) ||
+            sh->sh_offset % 8 != 0 || !in_image(size, sh->sh_offset, sh->sh_size) ||
+            !(sh->sh_flags & SHF_ALLOC))
+            continue;
+        dynsym = elf_section(img, size, sh->sh_link);
+        if (!dynsym || dynsym->sh_type != SHT_DYNSYM || dynsym->sh_entsize != sizeof(Elf64_Sym) ||
+            dynsym->sh_offset % 8 != 0 || !in_image(size, dynsym->sh_offset, dynsym->sh_size))
+            continue;
+        strtab = elf_section(img, size, dynsym->sh_link);
+        if (!strtab || strtab->sh_size == 0 ||
+            !in_image(size, strtab->sh_offset, strtab->sh_size) ||
+            img[strtab->sh_offset + strtab->sh_size - 1] != '\0')
+            continue;
+        const Elf64_Rela *rel = (const Elf64_Rela *)(img + sh->sh_offset);
+        for (uint64_t k = 0; k < sh->sh_size / sizeof(Elf64_Rela); k++) {
+            uint64_t type = ELF64_R_TYPE(rel[k].r_info), sym = ELF64_R_SYM(rel[k].r_info);
+            const Elf64_Sym *s;
+            if ((type != R_AARCH64_JUMP_SLOT && type != R_AARCH64_GLOB_DAT) || sym == 0 ||
+                sym >= dynsym->sh_size / sizeof(Elf64_Sym) || rel[k].r_offset % 8 != 0)
+                continue;
+            if (*(const volatile uintptr_t *)(bias + rel[k].r_offset) != target)
+                continue;
+            s = (const Elf64_Sym *)(img + dynsym->sh_offset) + sym;
+            if (s->st_name < strtab->sh_size)
+                return (const char *)img + strtab->sh_offset + s->st_name;
+        }
+    }
+    return NULL;
+}
+
+/* The .eh_frame_hdr entry (runtime start and length) of the function holding pc, from the
+ * loaded image (only the encodings binutils and lld write: the table datarel sdata4, the
+ * FDE's pc_begin pcrel sdata4, checked against the table). */
+static bool fde_range(const uint8_t *img, size_t size, uintptr_t bias, uintptr_t pc,
+                      uintptr_t *start, uintptr_t *len)
+{
+    const Elf64_Ehdr *eh = (const Elf64_Ehdr *)img;
+    const Elf64_Phdr *ph;
+    const uint8_t *hdr = NULL;
+
+    if (eh->e_phentsize != sizeof(Elf64_Phdr) || eh->e_phoff % 8 != 0 ||
+        !in_image(size, eh->e_phoff, (uint64_t)eh->e_phnum * sizeof(Elf64_Phdr)))
+        return false;
+    ph = (const Elf64_Phdr *)(img + eh->e_phoff);
+    for (unsigned i = 0; i < eh->e_phnum && !hdr; i++)
+        if (ph[i].p_type == PT_GNU_EH_FRAME && ph[i].p_memsz >= 12)
+            hdr = (const uint8_t *)(bias + ph[i].p_vaddr);
+    if (!hdr || hdr[0] != 1 || hdr[1] != 0x1b || hdr[2] != 0x03 || hdr[3] != 0x3b)
+        return false;
+    uint32_t count;
+    memcpy(&count, hdr + 8, 4);
+    const int32_t *table = (const int32_t *)(hdr + 12);
+    uintptr_t base = (uintptr_t)hdr;
+    if (count == 0 || pc < base + (intptr_t)table[0])
+        return false;
+    uint32_t lo = 0, hi = count; /* the last entry starting at or below pc */
+    while (hi - lo > 1) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        if (base + (intptr_t)table[2 * mid] <= pc)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    uintptr_t begin = base + (intptr_t)table[2 * lo];
+    const uint8_t *fde = (const uint8_t *)(base + (intptr_t)table[2 * lo + 1]);
+    int32_t rel, range;
+    memcpy(&rel, fde + 8, 4);
+    memcpy(&range, fde + 12, 4);
+    if ((uintptr_t)(fde + 8) + (intptr_t)rel != begin || range <= 0 ||
+        pc - begin >= (uintptr_t)range)
+        return false;
+    *start = begin;
+    *len = (uintptr_t)range;
+    return true;
+}
+
+bool hwt_symbolize_callee(uintptr_t pc, uintptr_t ret, struct hwt_symbol *out)
+{
+    const uint8_t *img;
+    size_t size;
+    uintptr_t bias, start, len;
+    int module, callee;
+    const char *name = NULL;
+
+    if (!module_at(pc, &callee, &img, &size, &bias) ||
+        !fde_range(img, size, bias, pc, &start, &len))
+        return false;
+    /* the caller's own GOT only: its module is mapped (ret is on the stack), while a
+     * library unloaded since would have its slots read from unmapped memory */
+    if (module_at(ret, &module, &img, &size, &bias) && module != callee)
+        name = got_symbol(img, size, bias, start);
+    if (!name)
+        return false;
+    out->function = name;
+    out->function_offset = pc - start;
+    out->function_size = len;
+    return true;
+}
+
 void hwt_symbolize_init(void)
 {
     rescan();
@@ -297,6 +456,8 @@ bool hwt_symbolize(uintptr_t pc, struct hwt_symbol *out)
     if (img)
         bias = elf_bias(img, size, r->start, r->offset);
     out->module_offset = pc - bias;
+    if (img)
+        elf_build_id(img, size, out);
     if (img && !elf_lookup(img, size, SHT_SYMTAB, pc - bias, out))
         elf_lookup(img, size, SHT_DYNSYM, pc - bias, out);
     return true;

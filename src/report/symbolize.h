@@ -14,6 +14,8 @@ struct hwt_symbol {
     uintptr_t function_size;
     const char *module;      /* path of the mapped file, NULL when unknown */
     uintptr_t module_offset; /* pc - module load bias: the link-time address addr2line takes */
+    const uint8_t *build_id; /* the module's NT_GNU_BUILD_ID bytes, NULL when it has none */
+    unsigned build_id_len;
 };
 
 /* Called once at start-up (not in the signal handler). */
@@ -22,5 +24,13 @@ void hwt_symbolize_init(void);
 /* Fills *out for pc; modules mapped after init are found by rescanning /proc/self/maps.
  * Returns false when pc is in no file-backed executable mapping. signal-safe */
 bool hwt_symbolize(uintptr_t pc, struct hwt_symbol *out);
+
+/* For a pc in a function without a symbol (a libc implementation behind an IFUNC, say
+ * __memcpy_generic behind memcpy) whose caller returns to ret: names the function after the
+ * dynamic symbol whose slot in the caller module's GOT points at the function's start (the
+ * function the caller called through its PLT, also by a tail call), with the offset and
+ * size from the callee's .eh_frame_hdr entry. Fills only function, function_offset and
+ * function_size. signal-safe */
+bool hwt_symbolize_callee(uintptr_t pc, uintptr_t ret, struct hwt_symbol *out);
 
 #endif
