@@ -1,0 +1,137 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# Source lines in reports of real programs under tools/hwtag: a demangled C++
+# method, a frame in a dlopen'd library with its line, a stripped binary (no
+# lines, build id present, report whole), and `hwtag symbolize` on a report
+# saved with HWTAG_SYMBOLIZE=off, which must add the live report's lines.
+#
+# Usage: test_symbolize.sh --lib PATH
+#
+# Needs aarch64-linux-gnu-gcc/g++ (or cc/c++ on an aarch64 host), qemu-aarch64
+# elsewhere, and llvm-symbolizer or aarch64-linux-gnu-addr2line (exit 77, skip,
+# without). Prints one PASS/FAIL line per check; exit 0 when all passed.
+set -euo pipefail
+
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+repo=$(cd "$here/../.." && pwd)
+launcher=$repo/tools/hwtag
+lib=""
+while [ $# -gt 0 ]; do
+    case "$1" in
+    --lib) lib=$2; shift 2 ;;
+    --lib=*) lib=${1#*=}; shift ;;
+    *) echo "test_symbolize.sh: unknown argument '$1'" >&2; exit 2 ;;
+    esac
+done
+[ -f "$lib" ] || { echo "test_symbolize.sh: --lib PATH needed" >&2; exit 2; }
+while IFS= read -r var; do unset "$var"; done < <(compgen -e | grep '^HWTAG_' || true)
+unset LD_PRELOAD QEMU_SET_ENV QEMU_UNSET_ENV
+command -v llvm-symbolizer >/dev/null || command -v aarch64-linux-gnu-addr2line >/dev/null ||
+    { echo "SKIP: no symbolizer"; exit 77; }
+if [ "$(uname -m)" = aarch64 ]; then cc=cc cxx=c++ strip=strip
+else cc=aarch64-linux-gnu-gcc cxx=aarch64-linux-gnu-g++ strip=aarch64-linux-gnu-strip; fi
+
+work=$(mktemp -d "${TMPDIR:-/tmp}/hwtag-sym.XXXXXX")
+trap 'rm -rf "$work"' EXIT
+passed=0 failed=0
+check() {
+    local name=$1 file=$2 pattern=$3
+    if grep -qE -- "$pattern" "$file"; then echo "PASS: symbolize: $name"; passed=$((passed + 1))
+    else echo "FAIL: symbolize: $name: no /$pattern/ in:"; cat "$file"; failed=$((failed + 1)); fi
+}
+check_no() {
+    local name=$1 file=$2 pattern=$3
+    if ! grep -qE -- "$pattern" "$file"; then echo "PASS: symbolize: $name"; passed=$((passed + 1))
+    else echo "FAIL: symbolize: $name: /$pattern/ in:"; cat "$file"; failed=$((failed + 1)); fi
+}
+run() { "$launcher" --lib "$lib" "$@" || true; }
+
+# --- C++: a method and its demangled name ------------------------------------
+cat >"$work/parser.cpp" <<'CPP'
+#include <cstddef>
+namespace app {
+struct Parser {
+    unsigned char *buf;
+    __attribute__((noinline)) void store(std::size_t i) { ((volatile unsigned char *)buf)[i] = 1; }
+};
+}
+int main() {
+    app::Parser p{new unsigned char[24]};
+    p.store(32);
+    return 0;
+}
+CPP
+$cxx -g -O1 "$work/parser.cpp" -o "$work/parser"
+run "$work/parser" 2>"$work/parser.txt"
+check "header keeps the mangled token" "$work/parser.txt" \
+    '^BUG: KASAN: slab-out-of-bounds in _ZN3app6Parser5storeEm\+0x[0-9a-f]+/0x[0-9a-f]+$'
+check "frame has the demangled method and its line" "$work/parser.txt" \
+    '^ _ZN3app6Parser5storeEm\+0x[0-9a-f]+/0x[0-9a-f]+ \([^)]*/parser\+0x[0-9a-f]+\) app::Parser::store\(unsigned long\) /.*parser\.cpp:5:[0-9]+$'
+check "SUMMARY has the demangled method and its line" "$work/parser.txt" \
+    '^SUMMARY: KASAN: slab-out-of-bounds in _ZN3app6Parser5storeEm\+0x[0-9a-f]+/0x[0-9a-f]+ app::Parser::store\(unsigned long\) /.*parser\.cpp:5:[0-9]+ \(/.*/parser\+0x[0-9a-f]+\)$'
+check "allocation frame has main's line" "$work/parser.txt" '^ main\+0x.* main /.*parser\.cpp:9:[0-9]+$'
+
+# --- a dlopen'd plugin --------------------------------------------------------
+cat >"$work/plugin.c" <<'C'
+#include <stdlib.h>
+__attribute__((noinline)) void plugin_overflow(void)
+{
+    volatile char *p = malloc(40);
+    p[48] = 1;
+}
+C
+cat >"$work/host.c" <<'C'
+#include <dlfcn.h>
+int main(int argc, char **argv)
+{
+    void *h = dlopen(argv[1], RTLD_NOW);
+    void (*f)(void) = h ? (void (*)(void))dlsym(h, "plugin_overflow") : 0;
+    if (f)
+        f();
+    return 3;
+}
+C
+$cc -g -O1 -fPIC -shared "$work/plugin.c" -o "$work/plugin.so"
+$cc -g -O1 "$work/host.c" -o "$work/host" -ldl
+run "$work/host" "$work/plugin.so" 2>"$work/plugin.txt"
+check "dlopen'd frame has its line" "$work/plugin.txt" \
+    '^ plugin_overflow\+0x.*plugin\.so\+0x[0-9a-f]+\) plugin_overflow /.*plugin\.c:5:[0-9]+$'
+check "dlopen'd module has a build id" "$work/plugin.txt" '^ /.*/plugin\.so \(BuildId: [0-9a-f]+\)$'
+
+# --- a stripped binary ----------------------------------------------------------
+$cc -g -O1 "$work/plugin.c" -x c - -o "$work/stripped" <<'C'
+void plugin_overflow(void);
+int main(void) { plugin_overflow(); return 3; }
+C
+$strip "$work/stripped"
+run "$work/stripped" 2>"$work/stripped.txt"
+check "stripped: report is whole" "$work/stripped.txt" '^SUMMARY: KASAN: slab-out-of-bounds in '
+check "stripped: frames keep module+offset" "$work/stripped.txt" '^ 0x[0-9a-f]+ \(/.*/stripped\+0x[0-9a-f]+\)$'
+check "stripped: build id present" "$work/stripped.txt" '^ /.*/stripped \(BuildId: [0-9a-f]{40}\)$'
+check_no "stripped: no lines" "$work/stripped.txt" 'plugin\.c:'
+
+# --- hwtag symbolize on a saved report -------------------------------------------
+HWTAG_SYMBOLIZE=off run "$work/host" "$work/plugin.so" 2>"$work/saved.txt"
+check_no "saved report has no lines" "$work/saved.txt" 'plugin\.c:'
+"$launcher" symbolize <"$work/saved.txt" >"$work/filtered.txt"
+check "filter adds the frame's line" "$work/filtered.txt" \
+    '^ plugin_overflow\+0x.*plugin\.so\+0x[0-9a-f]+\) plugin_overflow /.*plugin\.c:5:[0-9]+$'
+check "filter adds SUMMARY's line" "$work/filtered.txt" \
+    '^SUMMARY: KASAN: slab-out-of-bounds in plugin_overflow\+0x[0-9a-f]+/0x[0-9a-f]+ plugin_overflow /.*plugin\.c:5:[0-9]+ \('
+strip_volatile() { grep -E '^ [^ ]+\+0x|^ 0x|^SUMMARY' "$1" | sed 's/^ 0x[0-9a-f]* / 0x /'; }
+if diff <(strip_volatile "$work/plugin.txt") <(strip_volatile "$work/filtered.txt") >"$work/diff.txt"; then
+    echo "PASS: symbolize: filter output equals the live report's frames"; passed=$((passed + 1))
+else
+    echo "FAIL: symbolize: filter differs from the live report:"; cat "$work/diff.txt"; failed=$((failed + 1))
+fi
+# with a sysroot: the report names /opt/app/..., which exists only under DIR
+mkdir -p "$work/root/opt/app"
+cp "$work/host" "$work/plugin.so" "$work/root/opt/app/"
+sed "s|$work/|/opt/app/|g" "$work/saved.txt" >"$work/moved.txt"
+"$launcher" symbolize --sysroot "$work/root" <"$work/moved.txt" >"$work/sysroot.txt"
+check "filter with --sysroot" "$work/sysroot.txt" \
+    '^ plugin_overflow\+0x.*\(/opt/app/plugin\.so\+0x[0-9a-f]+\) plugin_overflow /.*plugin\.c:5:[0-9]+$'
+check "filter keeps today's unsymbolized frames" "$work/filtered.txt" '^ 0x[0-9a-f]+ \(/.*libc\.so\.6\+0x[0-9a-f]+\)$'
+
+echo "$passed passed, $failed failed"
+[ $failed = 0 ]
