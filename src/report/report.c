@@ -137,8 +137,9 @@ static void readable(struct hwt_buf *b, const struct frame *f)
     if (l->file != NULL) {
         hwt_fmt_printf(b, " %s ", l->function != NULL ? l->function : "??");
         source(b, l);
-    } else if (l->function != NULL &&
-               (f->sym.function == NULL || strcmp(l->function, f->sym.function) != 0)) {
+    } else if (l->function != NULL && f->sym.function != NULL &&
+               strcmp(l->function, f->sym.function) != 0) {
+        /* a demangled name; without an ELF symbol a name with no line may be a guess */
         hwt_fmt_printf(b, " %s", l->function);
     }
 }
