@@ -101,7 +101,9 @@ static void describe_valid(const struct hwt_option_desc *desc, char *buf, size_t
     size_t n = 0;
     buf[0] = '\0';
     if (desc->type != HWT_OPT_ENUM) {
-        const char *s = desc->min == 0 ? "an integer >= 0" : "an integer >= 1";
+        const char *s = desc->type == HWT_OPT_STRING ? "a non-empty path"
+                        : desc->min == 0             ? "an integer >= 0"
+                                                     : "an integer >= 1";
         strncpy(buf, s, cap - 1);
         buf[cap - 1] = '\0';
         return;

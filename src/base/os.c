@@ -100,7 +100,7 @@ long hwt_os_write(int fd, const void *buf, size_t len)
     return syscall(SYS_write, fd, buf, len);
 }
 
-void hwt_os_write_all(int fd, const void *buf, size_t len)
+bool hwt_os_write_all(int fd, const void *buf, size_t len)
 {
     const char *p = buf;
     while (len > 0) {
@@ -108,10 +108,11 @@ void hwt_os_write_all(int fd, const void *buf, size_t len)
         if (n < 0 && errno == EINTR)
             continue;
         if (n <= 0)
-            return;
+            return false;
         p += n;
         len -= (size_t)n;
     }
+    return true;
 }
 
 int hwt_os_gettid(void)

@@ -27,7 +27,8 @@ void hwt_os_decommit(void *addr, size_t size);
 
 /* signal-safe */
 long hwt_os_write(int fd, const void *buf, size_t len);
-void hwt_os_write_all(int fd, const void *buf, size_t len);
+/* Returns false when not every byte could be written (full disk, closed pipe, ...). */
+bool hwt_os_write_all(int fd, const void *buf, size_t len);
 int hwt_os_gettid(void);
 int hwt_os_getpid(void);
 /* open(path, O_RDONLY | O_CLOEXEC), read(2) retried on EINTR, close(2). signal-safe */

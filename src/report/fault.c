@@ -196,7 +196,9 @@ static struct hwt_report *begin_call_report(enum hwtag_bug_type bug, const void 
 
 void hwt_fault_bad_free(enum hwtag_bug_type bug, const void *ptr)
 {
-    finish(begin_call_report(bug, ptr, "hwtag: bad free inside a report\n"));
+    struct hwt_report *r = begin_call_report(bug, ptr, "hwtag: bad free inside a report\n");
+    hwt_infer_bad_free(r);
+    finish(r);
 }
 
 void hwt_fault_tail(const void *ptr, size_t requested, bool at_realloc)

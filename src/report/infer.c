@@ -150,6 +150,22 @@ void hwt_infer_bug(struct hwt_report *r)
     mark_foreign_tag(r);
 }
 
+void hwt_infer_bad_free(struct hwt_report *r)
+{
+    if (!r->have_object || !r->object.live || r->object.tag == r->pointer_tag)
+        return;
+    /* A live object freed through a pointer that carries another tag. A stale pointer to
+     * an earlier object of the slot, freed since, is a double free; anything else (a tag
+     * stripped or rebuilt by the program) frees no object that pointer was given. */
+    if (r->pointer_tag != HWT_TAG_UNTAGGED) {
+        struct hwt_history_event alloc, freed;
+        if (hwt_history_find(r->addr, &alloc, &freed) && freed.seq != 0)
+            return;
+    }
+    r->bug = HWTAG_BUG_INVALID_FREE;
+    r->foreign_tag = true;
+}
+
 static void gather_stack(struct hwt_report_stack *out, uint32_t id)
 {
     out->tid = 0;

@@ -15,6 +15,11 @@ void hwt_infer_bug(struct hwt_report *r);
  * it did. signal-safe (a bounded try-lock) */
 bool hwt_infer_pool(struct hwt_report *r);
 
+/* Refines a bad free of a live object through a pointer with another tag (filled in by
+ * fault.c): invalid-free with the foreign-tag explanation unless the history shows a
+ * stale pointer to an object freed before. signal-safe */
+void hwt_infer_bad_free(struct hwt_report *r);
+
 /* Fills r's allocation and free stacks from the depot and, for faults with an address,
  * the tag rows around it. Call once the object is known. signal-safe */
 void hwt_infer_gather(struct hwt_report *r);

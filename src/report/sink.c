@@ -3,6 +3,7 @@
  * write(2) only, so the fault path can use it. Owns nothing but the log's state. */
 #include "sink.h"
 
+#include <errno.h>
 #include <fcntl.h>
 #include <stdbool.h>
 #include <string.h>
@@ -20,6 +21,9 @@ static int log_fd = STDERR_FILENO; /* HWTAG_LOG_PATH, opened by hwt_sink_init */
 static int log_pid;
 static bool log_per_pid;
 static char comm[COMM_CAP] = "?"; /* process name, read at install time */
+/* The process whose log could not be opened or written: it reports to stderr, and the
+ * notice saying so is printed once. */
+static int log_failed_pid;
 static uint64_t reports_printed;
 
 /* The process name from /proc/self/stat, "pid (comm) state ...": the same as
@@ -57,6 +61,8 @@ static void open_log(void)
 
     if (p == NULL || *p == '\0' || (log_fd != STDERR_FILENO && (!log_per_pid || log_pid == pid)))
         return;
+    if (log_failed_pid == pid || (log_failed_pid != 0 && !log_per_pid))
+        return; /* already said, and already on stderr */
     hwt_fmt_init(&b, path, sizeof(path));
     log_per_pid = false;
     for (; *p != '\0'; p++) {
@@ -73,8 +79,14 @@ static void open_log(void)
         char msg[LOG_PATH_CAP + 64];
         struct hwt_buf m;
         hwt_fmt_init(&m, msg, sizeof(msg));
-        hwt_fmt_printf(&m, "hwtag: cannot open HWTAG_LOG_PATH %s, reporting to stderr\n", path);
+        if (b.truncated)
+            hwt_fmt_printf(&m, "hwtag: HWTAG_LOG_PATH is too long, reporting to stderr\n");
+        else
+            hwt_fmt_printf(&m,
+                           "hwtag: cannot open HWTAG_LOG_PATH %s (errno %d), reporting to stderr\n",
+                           path, errno);
         hwt_os_write_all(STDERR_FILENO, m.data, m.len);
+        log_failed_pid = pid;
         return;
     }
     /* A forked child inherited its parent's file: leave that one to the parent. */
@@ -90,16 +102,31 @@ void hwt_sink_init(void)
     open_log();
 }
 
+/* Writes to the log; when the log refuses (a full disk, /dev/full, a closed pipe), says so
+ * once on stderr and sends this and every later text there: a report always lands. */
+static void write_log(const char *text, size_t len)
+{
+    if (hwt_os_write_all(log_fd, text, len) || log_fd == STDERR_FILENO)
+        return;
+    static const char msg[] = "hwtag: writing to HWTAG_LOG_PATH failed, reporting to stderr\n";
+    hwt_os_write_all(STDERR_FILENO, msg, sizeof(msg) - 1);
+    close(log_fd);
+    log_fd = STDERR_FILENO;
+    log_failed_pid = hwt_os_getpid();
+    hwt_os_write_all(STDERR_FILENO, text, len);
+}
+
 void hwt_sink_report(const char *text, size_t len)
 {
     open_log(); /* a forked child writes to its own %p file, as ASan's log_path does */
-    hwt_os_write_all(log_fd, text, len);
+    write_log(text, len);
     __atomic_add_fetch(&reports_printed, 1, __ATOMIC_RELAXED);
 }
 
 void hwt_sink_notice(const char *msg)
 {
-    hwt_os_write_all(log_fd, msg, strlen(msg));
+    open_log();
+    write_log(msg, strlen(msg));
 }
 
 int hwt_sink_log_fd(void)

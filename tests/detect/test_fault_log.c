@@ -159,11 +159,47 @@ static void test_forked_child_reports_to_its_own_file(void **state)
     remove_file(parent);
 }
 
+/* A log that cannot be opened or written: the report lands on stderr all the same, with
+ * one line that says why. */
+static void log_to(void *arg)
+{
+    hwt_opts.log_path = arg;
+    hwt_fault_install();
+    overflow_logged();
+}
+
+static void expect_fallback(const char *path, const char *notice)
+{
+    if (!tagging_active())
+        skip();
+    assert_true(run_child(LIBRARY_REPORT, log_to, (void *)path, &result));
+    expect_abort(&result);
+    expect_text(&result, "BUG: KASAN: slab-out-of-bounds in overflow_logged+0x");
+    expect_text(&result, "SUMMARY: KASAN: slab-out-of-bounds");
+    if (count_text(result.output, notice) != 1)
+        fail_msg("want \"%s\" once in:\n%s", notice, result.output);
+}
+
+static void test_unwritable_log_falls_back_to_stderr(void **state)
+{
+    (void)state;
+    expect_fallback("/dev/full", "hwtag: writing to HWTAG_LOG_PATH failed, reporting to stderr");
+}
+
+static void test_unopenable_log_is_said_once(void **state)
+{
+    (void)state;
+    expect_fallback("/tmp", "hwtag: cannot open HWTAG_LOG_PATH /tmp (errno 21)");
+    expect_fallback("/nonexistent-hwtag-dir/r.log", "hwtag: cannot open HWTAG_LOG_PATH");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_report_goes_to_the_log_file),
         cmocka_unit_test(test_forked_child_reports_to_its_own_file),
+        cmocka_unit_test(test_unwritable_log_falls_back_to_stderr),
+        cmocka_unit_test(test_unopenable_log_is_said_once),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

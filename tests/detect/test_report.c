@@ -510,6 +510,27 @@ static void test_sampled_out_object_is_named(void **state)
     expect_no_text(&result, "left untagged by sampling");
 }
 
+static __attribute__((noinline)) void free_stripped(void *arg)
+{
+    (void)arg;
+    char *volatile p = malloc(64);
+    free((void *)((uintptr_t)p & ~((uintptr_t)0xff << 56)));
+}
+
+/* A live object freed through a tag-stripped pointer: not a double free, and the report
+ * says the pointer carries no tag. */
+static void test_free_through_stripped_pointer(void **state)
+{
+    (void)state;
+    struct child_result r;
+    run_report(free_stripped, NULL, &r);
+    expect_text(&r, "BUG: KASAN: invalid-free in free_stripped+0x");
+    expect_text(&r, "Pointer tag: [00]");
+    expect_text(&r, " the pointer carries no tag (built from an untagged address?)");
+    expect_no_text(&r, "double-free");
+    expect_no_text(&r, "Freed by task");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -530,6 +551,7 @@ int main(void)
         cmocka_unit_test(test_stale_pointer_into_reused_slot),
         cmocka_unit_test(test_stale_pointer_forgotten_by_history),
         cmocka_unit_test(test_sampled_out_object_is_named),
+        cmocka_unit_test(test_free_through_stripped_pointer),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -327,6 +327,19 @@ static void check_invalid(const char *name, const char *value)
     assert_int_equal(unsetenv(name), 0);
 }
 
+/* An empty log path is told what it needs, not the integers' hint. */
+static void test_empty_log_path_hint(void **state)
+{
+    (void)state;
+    set_documented_defaults();
+    assert_int_equal(setenv("HWTAG_LOG_PATH", "", 1), 0);
+    char err[4096];
+    init_capturing_stderr(err, sizeof(err));
+    assert_int_equal(unsetenv("HWTAG_LOG_PATH"), 0);
+    if (strstr(err, "a non-empty path") == NULL || strstr(err, "integer") != NULL)
+        fail_msg("empty HWTAG_LOG_PATH: %s", err);
+}
+
 static void test_invalid_value_gives_one_line_and_keeps_the_default(void **state)
 {
     (void)state;
@@ -727,6 +740,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_largest_sample_order_is_stored, setup, teardown),
         cmocka_unit_test_setup_teardown(test_invalid_value_gives_one_line_and_keeps_the_default,
                                         setup, teardown),
+        cmocka_unit_test_setup_teardown(test_empty_log_path_hint, setup, teardown),
         cmocka_unit_test_setup_teardown(test_very_long_invalid_value_still_gives_one_line, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_newline_in_a_value_does_not_split_the_diagnostic,
