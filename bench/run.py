@@ -74,6 +74,9 @@ def make_configs():
     hw = {"HWTAG_MODE": "sync"}
     return [
         Config("clean", "glibc malloc, no tagging"),
+        Config("floor", "glibc malloc, no tags, but sync tag checks on for the process "
+               "(mte_on_shim): the checked-access cost any MTE allocator pays",
+               preload=["mte_on"], expect_tags=False),
         Config("glibc-mte-sync", "glibc malloc, GLIBC_TUNABLES=glibc.mem.tagging=3 (sync)",
                env={"GLIBC_TUNABLES": "glibc.mem.tagging=3"}, expect_tags=True),
         Config("glibc-mte-async", "glibc malloc, GLIBC_TUNABLES=glibc.mem.tagging=1 (async)",
@@ -930,6 +933,32 @@ def write_outputs(args, mode, rounds, elapsed, configs, verify, notes, res, plan
                                             d("hwtag-sync", "hwtag-off")))
     L.append("")
 
+    # The floor: tag checks on, no tags. Under qemu every checked load and store of the program
+    # costs this much whatever the allocator does; the rest of a configuration's cost is its own.
+    fl = [(wl,) + meta[wl][2:4] for wl, _ in plan if not wl.startswith("size-") and
+          res.values(wl, "floor", meta[wl][2])]
+    if fl:
+        L.append("## The floor: tag checks on, no tags (glibc malloc + mte_on_shim)\n")
+        L.append("Ratios as throughput (higher is better; times inverted). \"above floor\" = "
+                 "the configuration against the floor of the same round: what is left once the "
+                 "program's own checked accesses are paid for.\n")
+        cols = [c for c in ("glibc-mte-sync", "scudo-mte-sync", "hwtag-sync", "hwtag-sample10",
+                            "hwtag-nostack") if c in names]
+        L.append("| workload | floor vs clean | " + " | ".join("%s above floor" % c for c in cols)
+                 + " |")
+        L.append("|---|---|" + "---|" * len(cols))
+        for wl, metric, hib in fl:
+            inv = (lambda x: x) if hib else (lambda x: 1.0 / x)
+            def rs(a, b):
+                r = res.ratios(wl, a, b, metric)
+                if not r:
+                    return "—"
+                r = sorted(inv(x) for x in r)
+                return "%.2fx [%.2f–%.2f]" % (med(r), r[0], r[-1])
+            L.append("| %s | %s | %s |" % (wl, rs("floor", "clean"),
+                                           " | ".join(rs(c, "floor") for c in cols)))
+        L.append("")
+
     sizes = [s for s in MICRO_SIZES if res.values("size-%d" % s, "clean", "mops_s")]
     if sizes:
         L.append("## micro by size (1 thread, Mops/s, median)\n")
@@ -1114,7 +1143,10 @@ METHOD = """## Method
   Android, and under QEMU it even aborts ("corrupted chunk header") when the tagged-address ABI
   is off; so `scudo-mte-sync` preloads `mte_on_shim.so` (prctl: tagged ABI, sync checks, tags
   1-15) before Scudo, and the untagged `scudo` configuration preloads `mte_hide_shim.so`, which
-  hides HWCAP2_MTE from getauxval so that Scudo takes its untagged path. Scudo 14 tags only its
+  hides HWCAP2_MTE from getauxval so that Scudo takes its untagged path. `floor` preloads
+  `mte_on_shim.so` in front of plain glibc malloc: no tags anywhere (the probe checks), but the
+  process runs with sync tag checks on, so QEMU takes its checked-access path for every load
+  and store; it is the cost any MTE allocator pays under QEMU before doing any tag work. Scudo 14 tags only its
   primary (small) allocations, not the secondary (large) ones.
 - **ASan / HWASan** apply only to workloads whose source we have (bench_*.c): gcc
   `-fsanitize=address` (libasan8:arm64, `detect_leaks=0`) and clang 14
