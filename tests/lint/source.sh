@@ -27,5 +27,13 @@ fi
 # src/ is flat inside each layer folder: nothing but base/arch/ one level deeper
 extra=$(find src -mindepth 2 -type d ! -path src/base/arch | grep -vxE 'src/(base|heap|report)' || true)
 if [ -n "$extra" ]; then echo "unexpected folders in src/:"; echo "$extra"; fail=1; fi
+# every export of src/hwtag.map is in the Debian symbols file (and nothing else is)
+if [ -f debian/libhwtag0.symbols ]; then
+  want=$(sed -n '/global:/,/local:/p' src/hwtag.map | grep -v ':' | tr ';' '\n' | tr -d ' ' | grep . | sort)
+  have=$(sed -nE 's/^ ([A-Za-z0-9_]+)@Base .*/\1/p' debian/libhwtag0.symbols | sort)
+  if [ "$want" != "$have" ]; then
+    echo "debian/libhwtag0.symbols differs from src/hwtag.map:"; diff <(echo "$want") <(echo "$have"); fail=1
+  fi
+fi
 if [ $fail -eq 0 ]; then echo "lint: 1 passed, 0 failed"; else echo "lint: 0 passed, 1 failed"; fi
 exit $fail
