@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: MIT
 # The README's second command, and what CI runs: sets everything up on a fresh Debian 12
 # machine, builds both presets and runs every test (unit, api, detect, fuzz replay, lint,
-# and the real programs of the integration label under qemu-aarch64).
+# and the real programs of the integration label under qemu-aarch64), then builds the
+# Debian packages and tests them installed into a staging root.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -18,4 +19,7 @@ for preset in native aarch64; do
     cmake --build --preset "$preset"
     ctest --preset "$preset" || status=1
 done
+# The Debian packages, built from this tree and tested from a staging root (about a minute).
+echo "== Debian packages"
+bash tests/package/run.sh build/package || status=1
 exit $status
