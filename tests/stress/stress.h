@@ -1,0 +1,110 @@
+/* SPDX-License-Identifier: MIT */
+/* Shared helpers of the stress programs: a time budget (STRESS_SECONDS, or
+ * STRESS_LONG=1 for ten times the default), a per-thread random generator, objects
+ * filled and checked one byte per granule (so every granule's tag is exercised and a page
+ * given back under a live object reads as a wrong value), and a report counter hooked in
+ * through hwtag_set_report_callback when libhwtag is there. */
+#ifndef STRESS_H
+#define STRESS_H
+
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static int stress_reports;
+static int stress_bad_values;
+
+static double stress_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* Seconds to run: STRESS_SECONDS, else dflt (ten times that with STRESS_LONG). */
+static double stress_seconds(double dflt)
+{
+    const char *s = getenv("STRESS_SECONDS");
+    if (s != NULL && atof(s) > 0)
+        return atof(s);
+    s = getenv("STRESS_LONG");
+    if (s != NULL && *s != '\0' && *s != '0')
+        return dflt * 10;
+    return dflt;
+}
+
+static unsigned stress_env_uint(const char *name, unsigned dflt)
+{
+    const char *s = getenv(name);
+    return s != NULL && atoi(s) > 0 ? (unsigned)atoi(s) : dflt;
+}
+
+static uint64_t stress_rand(uint64_t *state)
+{
+    uint64_t x = *state;
+    x ^= x << 13;
+    x ^= x >> 7;
+    x ^= x << 17;
+    *state = x;
+    return x;
+}
+
+static void stress_on_report(const void *info, void *arg)
+{
+    (void)info;
+    (void)arg;
+    __atomic_add_fetch(&stress_reports, 1, __ATOMIC_RELAXED);
+}
+
+static void stress_init(void)
+{
+    void (*set)(void (*)(const void *, void *), void *) =
+        (void (*)(void (*)(const void *, void *), void *))dlsym(RTLD_DEFAULT,
+                                                                "hwtag_set_report_callback");
+    if (set != NULL)
+        set(stress_on_report, NULL);
+}
+
+static unsigned char stress_byte(const void *p, size_t off)
+{
+    uintptr_t a = ((uintptr_t)p & ((UINT64_C(1) << 56) - 1)) + off;
+    return (unsigned char)(((a >> 4) * 0x9du) | 1u); /* never 0 */
+}
+
+/* Writes one byte in every 16-byte granule of [p, p+size) and the last byte. */
+static void stress_fill(void *p, size_t size)
+{
+    volatile unsigned char *c = p;
+    for (size_t off = 0; off < size; off += 16)
+        c[off] = stress_byte(p, off);
+    if (size > 0)
+        c[size - 1] = stress_byte(p, size - 1);
+}
+
+/* Reads them back; a wrong value (memory given back under the object) is counted. */
+static void stress_check(const void *p, size_t size)
+{
+    const volatile unsigned char *c = p;
+    for (size_t off = 0; off < size; off += 16) {
+        if (c[off] != stress_byte(p, off))
+            __atomic_add_fetch(&stress_bad_values, 1, __ATOMIC_RELAXED);
+    }
+    if (size > 0 && c[size - 1] != stress_byte(p, size - 1))
+        __atomic_add_fetch(&stress_bad_values, 1, __ATOMIC_RELAXED);
+}
+
+/* Prints the rate line; exit status 1 when anything went wrong. */
+static int stress_finish(const char *what)
+{
+    int reports = __atomic_load_n(&stress_reports, __ATOMIC_RELAXED);
+    int bad = __atomic_load_n(&stress_bad_values, __ATOMIC_RELAXED);
+    printf("%s, %d false reports, %d corrupted values\n", what, reports, bad);
+    fflush(stdout);
+    return reports == 0 && bad == 0 ? 0 : 1;
+}
+
+#endif
