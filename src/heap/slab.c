@@ -243,6 +243,33 @@ void hwt_slab_give(unsigned cls, const uintptr_t *slots, unsigned n)
     hwt_unlock(&c->lock);
 }
 
+/* In a fork child: gives back one slot found in a dead thread's cache bin, which the fork
+ * snapshot may have caught mid-update: a drain that had given its slots back but not yet
+ * shortened the bin, a push whose count was ahead of its slot, so the entry may be stale,
+ * a duplicate, already available in its span, or even a live object. Such entries are
+ * dropped (a slot leaked at worst); only a slot that is certainly out of its span and not
+ * live goes back. Single-threaded (the child), but takes the lock all the same. */
+bool hwt_slab_give_adopted(unsigned cls, uintptr_t addr)
+{
+    struct hwt_span *s = hwt_slab_span_of(addr);
+    if (s == NULL || s->cls != cls || s->slot_size == 0)
+        return false;
+    uint32_t idx = hwt_slab_index(s, addr);
+    if (idx >= s->nslots || s->base + (uintptr_t)idx * s->slot_size != addr)
+        return false;
+    if (hwt_slot_state(hwt_slot_load(&s->slots[idx])) == HWT_SLOT_LIVE)
+        return false;
+    struct central *c = &centrals[cls];
+    uint64_t bit = UINT64_C(1) << (idx % BITS_PER_WORD);
+    hwt_lock(&c->lock);
+    bool ok = s->list != LIST_RELEASED && s->list != LIST_EMPTY &&
+              (s->free_bits[idx / BITS_PER_WORD] & bit) == 0;
+    hwt_unlock(&c->lock);
+    if (ok)
+        hwt_slab_give(cls, &addr, 1);
+    return ok;
+}
+
 /* Tag of a neighbouring slot as the memory holds it: live objects carry their tag,
  * everything else is HWT_TAG_FREE. Always from the out-of-band slot words, never with
  * `ldg`: the granule past a span belongs to the next span, which another thread may be

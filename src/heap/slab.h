@@ -133,6 +133,10 @@ static inline uint32_t hwt_slab_index(const struct hwt_span *s, uintptr_t addr)
 unsigned hwt_slab_take(unsigned cls, uintptr_t *out, unsigned n);
 /* Gives slots (already retagged free) back to their spans. */
 void hwt_slab_give(unsigned cls, const uintptr_t *slots, unsigned n);
+/* Fork child only: gives back a slot from a dead thread's bin after checking that it is
+ * really out of its span and not live (the bin may have been mid-update); false when
+ * the entry was dropped. */
+bool hwt_slab_give_adopted(unsigned cls, uintptr_t addr);
 
 /* Makes slot addr of class cls a live object of size requested: picks its tag (policy in
  * slab.c), tags it (zeroing when zero), writes its tail pattern (tail.h), records it.

@@ -121,6 +121,20 @@ void hwt_tcache_unlock(void)
     hwt_unlock(&list_lock);
 }
 
+/* A stale entry of a dead thread's bin may name a slot that was reused since and now sits
+ * in the surviving thread's own bin. */
+static bool in_bin(const struct hwt_tcache *self, unsigned cls, uintptr_t addr)
+{
+    if (self == NULL || self == HWT_TCACHE_DEAD)
+        return false;
+    const struct hwt_tcache_bin *bin = &self->bins[cls];
+    for (uint32_t i = 0; i < bin->count && i < bin->max; i++) {
+        if (bin->slots[i] == addr)
+            return true;
+    }
+    return false;
+}
+
 void hwt_tcache_after_fork_child(void)
 {
     struct hwt_tcache *self = hwt_tcache_self;
@@ -128,7 +142,18 @@ void hwt_tcache_after_fork_child(void)
     for (struct hwt_tcache *c = all_caches; c != NULL; c = c->all_next) {
         if (c == self || !c->in_use)
             continue;
-        flush_all(c);
+        /* The fork caught that thread anywhere in its allocator call, its bins perhaps
+         * mid-update: check every entry instead of trusting the bin (flush_all would trap
+         * on a slot already given back, or free a live one). Entries past the count too:
+         * a refill that had taken its slots but not yet set the count left them there. */
+        for (unsigned cls = 0; cls < HWT_NUM_CLASSES; cls++) {
+            struct hwt_tcache_bin *bin = &c->bins[cls];
+            for (uint32_t i = 0; i < bin->max; i++) {
+                if (!in_bin(self, cls, bin->slots[i]))
+                    hwt_slab_give_adopted(cls, bin->slots[i]);
+            }
+            bin->count = 0;
+        }
         c->in_use = 0;
     }
     if (self != NULL && self != HWT_TCACHE_DEAD) {
