@@ -5,6 +5,7 @@
 
 #include <pthread.h>
 #include <string.h>
+#include <sys/single_threaded.h>
 
 #include "arch/mte.h"
 #include "altstack.h"
@@ -63,24 +64,53 @@ static void setup_mte(void)
     hwt_mte_active = 1;
 }
 
+/* glibc's stdio list lock (exported since glibc 2.2.5/2.17). glibc's fork takes it after
+ * the atfork prepare handlers, and its own malloc locks after it; a thread flushing all
+ * streams holds it while waiting for a stream whose owner is in malloc. */
+extern void _IO_list_lock(void) __attribute__((weak));
+extern void _IO_list_unlock(void) __attribute__((weak));
+extern void _IO_list_resetlock(void) __attribute__((weak));
+
+/* Whether this thread's fork_prepare took the locks (TLS: two threads may fork at once). */
+static __thread int fork_locked __attribute__((tls_model("initial-exec")));
+
+/* In a process that never created a thread, no other thread can hold an allocator lock,
+ * so fork takes none, as glibc's malloc: a fork from a signal handler that interrupted
+ * malloc, free or fork must not wait for the lock the interrupted call holds.
+ * Otherwise the stdio list lock is taken first (it is recursive: glibc's fork takes it
+ * again), so the order is glibc's own, stdio before the allocator (glibc bug 19431). */
 static void fork_prepare(void)
 {
+    if (__libc_single_threaded) {
+        fork_locked = 0;
+        return;
+    }
+    if (_IO_list_lock != NULL)
+        _IO_list_lock();
     hwt_tcache_lock();
     hwt_slab_lock_all();
     hwt_large_lock();
     hwt_pool_lock();
     hwt_meta_lock();
+    fork_locked = 1;
 }
 
 static void fork_parent(void)
 {
+    if (!fork_locked)
+        return;
+    fork_locked = 0;
     hwt_meta_unlock();
     hwt_pool_unlock();
     hwt_large_unlock();
     hwt_slab_unlock_all();
     hwt_tcache_unlock();
+    if (_IO_list_unlock != NULL)
+        _IO_list_unlock();
 }
 
+/* The child is single-threaded: every lock is reset, held or not (a fork from a signal
+ * handler may have interrupted the holder), and the stdio list lock too when taken. */
 static void fork_child(void)
 {
     hwt_meta_reset_lock();
@@ -89,6 +119,9 @@ static void fork_child(void)
     hwt_slab_reset_locks();
     hwt_tcache_after_fork_child();
     hwt_mode_after_fork_child();
+    if (fork_locked && _IO_list_resetlock != NULL)
+        _IO_list_resetlock();
+    fork_locked = 0;
 }
 
 /* The parts that need a running process: handler, unwinder, symbols. Idempotent. */

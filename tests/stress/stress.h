@@ -9,6 +9,7 @@
 
 #define _GNU_SOURCE
 #include <dlfcn.h>
+#include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -105,6 +106,42 @@ static int stress_finish(const char *what)
     printf("%s, %d false reports, %d corrupted values\n", what, reports, bad);
     fflush(stdout);
     return reports == 0 && bad == 0 ? 0 : 1;
+}
+
+/* Runs fn in a child process and waits at most timeout seconds for it: a hang is
+ * reported as a deadlock (the child is killed), a signal as what it is. Returns 0 when fn
+ * returned 0. */
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+static int stress_watchdog(int (*fn)(void), double timeout, const char *what)
+{
+    fflush(stdout);
+    pid_t pid = fork();
+    if (pid < 0)
+        return 1;
+    if (pid == 0) {
+        int rc = fn();
+        fflush(stdout);
+        _exit(rc);
+    }
+    double end = stress_now() + timeout;
+    int status = 0;
+    while (waitpid(pid, &status, WNOHANG) == 0) {
+        if (stress_now() > end) {
+            kill(pid, SIGKILL);
+            waitpid(pid, &status, 0);
+            printf("%s: DEADLOCK, no progress for %.0f s\n", what, timeout);
+            return 1;
+        }
+        usleep(20000);
+    }
+    if (WIFSIGNALED(status)) {
+        printf("%s: killed by signal %d\n", what, WTERMSIG(status));
+        return 1;
+    }
+    return WEXITSTATUS(status);
 }
 
 #endif
