@@ -3,6 +3,7 @@
  * pointer validation. It defines no libc names (interpose.c does). */
 #include "alloc.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 #include "arch/mte.h"
@@ -49,6 +50,39 @@ static inline __attribute__((always_inline)) uint32_t capture_stack(struct hwt_t
         tc->stack_ids[slot] = id;
     }
     return id;
+}
+
+/* 1 while this thread is inside malloc, free or realloc: found set on entry, a signal
+ * handler interrupted one of them and called another, which could only wait forever for
+ * the lock the interrupted call holds or corrupt the cache it was updating. */
+static __thread int in_alloc __attribute__((tls_model("initial-exec")));
+
+int hwt_alloc_busy(void)
+{
+    return in_alloc;
+}
+
+__attribute__((noinline, cold, noreturn)) static void reentered(void)
+{
+    static const char msg[] =
+        "hwtag: malloc re-entered from a signal handler (a handler that interrupted "
+        "malloc/free/realloc called one of them; that is not async-signal-safe): aborting\n";
+    hwt_os_write_all(2, msg, sizeof(msg) - 1);
+    abort();
+}
+
+static inline __attribute__((always_inline)) void enter(void)
+{
+    if (unlikely(in_alloc))
+        reentered();
+    in_alloc = 1;
+    __atomic_signal_fence(__ATOMIC_SEQ_CST);
+}
+
+static inline __attribute__((always_inline)) void leave(void)
+{
+    __atomic_signal_fence(__ATOMIC_SEQ_CST);
+    in_alloc = 0;
 }
 
 static inline struct hwt_tcache *tcache(void)
@@ -98,6 +132,7 @@ static void *alloc_stacked(size_t size, size_t align, bool zero, struct hwt_tcac
 __attribute__((noinline)) void *hwt_alloc(size_t size, size_t align, bool zero)
 {
     hwt_init_ensure();
+    enter();
     mte_tco_set();
     struct hwt_tcache *tc = tcache();
     uint32_t stack = capture_stack(tc);
@@ -105,6 +140,7 @@ __attribute__((noinline)) void *hwt_alloc(size_t size, size_t align, bool zero)
     if (hwt_mte_active && p != NULL)
         hwt_history_record(p, size, stack, false);
     mte_tco_clear();
+    leave();
     return p;
 }
 
@@ -174,12 +210,14 @@ __attribute__((noinline)) void hwt_alloc_free(void *ptr)
     if (ptr == NULL)
         return;
     hwt_init_ensure();
+    enter();
     mte_tco_set();
     if (check_pointer(ptr, &s, &idx, &l)) {
         struct hwt_tcache *tc = tcache();
         free_checked(tc, ptr, s, idx, l, capture_stack(tc));
     }
     mte_tco_clear();
+    leave();
 }
 
 static void *realloc_checked(void *ptr, size_t size, bool *bad);
@@ -187,9 +225,11 @@ static void *realloc_checked(void *ptr, size_t size, bool *bad);
 __attribute__((noinline)) void *hwt_alloc_realloc(void *ptr, size_t size, bool *bad)
 {
     hwt_init_ensure();
+    enter();
     mte_tco_set();
     void *p = realloc_checked(ptr, size, bad);
     mte_tco_clear();
+    leave();
     return p;
 }
 

@@ -16,5 +16,7 @@ void hwt_alloc_free(void *ptr);
 void *hwt_alloc_realloc(void *ptr, size_t size, bool *bad);
 /* Requested size of a live object (malloc_usable_size), 0 for NULL or anything else. */
 size_t hwt_alloc_usable(const void *ptr);
+/* Nonzero while the calling thread is inside malloc, free or realloc. signal-safe */
+int hwt_alloc_busy(void);
 
 #endif

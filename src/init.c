@@ -4,9 +4,11 @@
 #include "init.h"
 
 #include <pthread.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/single_threaded.h>
 
+#include "alloc.h"
 #include "arch/mte.h"
 #include "altstack.h"
 #include "fault.h"
@@ -84,6 +86,13 @@ static void fork_prepare(void)
     if (__libc_single_threaded) {
         fork_locked = 0;
         return;
+    }
+    /* A handler that interrupted this thread's malloc or fork would wait forever for the
+     * locks the interrupted call holds: say so instead of hanging. */
+    if (hwt_alloc_busy() || fork_locked) {
+        say("hwtag: fork from a signal handler that interrupted malloc, free or fork in a "
+            "multi-threaded process (not async-signal-safe): aborting\n");
+        abort();
     }
     if (_IO_list_lock != NULL)
         _IO_list_lock();
