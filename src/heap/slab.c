@@ -83,45 +83,6 @@ static uintptr_t carve_locked(size_t span_size, struct hwt_region **out)
     return base;
 }
 
-/* Carves a new span for cls and tags it free, before anyone else can see it: QEMU loses
- * tags when two threads first tag a fresh page at once (docs/design.md). */
-static struct hwt_span *span_new(unsigned cls)
-{
-    size_t span_size = hwt_size_class_span(cls);
-    size_t slot_size = hwt_size_class_size(cls);
-    uint32_t nslots = (uint32_t)(span_size / slot_size);
-    size_t words = (nslots + BITS_PER_WORD - 1) / BITS_PER_WORD;
-    struct hwt_span *s = hwt_meta_alloc(sizeof(*s), 64);
-    uint64_t *bits = hwt_meta_alloc(words * sizeof(uint64_t), 16);
-    struct hwt_slot *slots = hwt_meta_alloc(nslots * sizeof(struct hwt_slot), 16);
-    if (s == NULL || bits == NULL || slots == NULL)
-        return NULL;
-
-    struct hwt_region *r;
-    hwt_lock(&heap_lock);
-    uintptr_t base = carve_locked(span_size, &r);
-    hwt_unlock(&heap_lock);
-    if (base == 0)
-        return NULL;
-
-    s->base = base;
-    s->span_size = (uint32_t)span_size;
-    s->slot_size = (uint32_t)slot_size;
-    s->nslots = nslots;
-    s->slot_recip = (uint32_t)(((UINT64_C(1) << 32) + slot_size - 1) / slot_size);
-    s->cls = (uint16_t)cls;
-    s->free_bits = bits;
-    s->slots = slots;
-    for (uint32_t i = 0; i < nslots; i++)
-        bits[i / BITS_PER_WORD] |= UINT64_C(1) << (i % BITS_PER_WORD);
-    s->nfree = nslots;
-    hwt_tag_range(base, span_size, HWT_TAG_FREE, false);
-    __atomic_add_fetch(&heap_mapped_bytes, span_size, __ATOMIC_RELAXED);
-    for (uintptr_t p = base; p < base + span_size; p += hwt_os_page_size)
-        __atomic_store_n(&r->pagemap[(p - r->base) >> hwt_slab_page_shift], s, __ATOMIC_RELEASE);
-    return s;
-}
-
 static void list_push(struct hwt_span **head, struct hwt_span *s, uint8_t which)
 {
     s->prev = NULL;
@@ -146,6 +107,133 @@ static void list_remove(struct hwt_span **head, struct hwt_span *s)
 
 /* A span to take slots from: partial first, then the kept empty one, then a released one
  * (re-tagged, as its pages came back zeroed with tag 0), then a new one. */
+/* Span structs whose address range another class took (steal_locked): their metadata
+ * waits here for the next span of their own class. husk_lock is a leaf lock. */
+static struct hwt_lock husk_lock = HWT_LOCK_INIT;
+static struct hwt_span *husks[HWT_NUM_CLASSES];
+
+/* Metadata for a span of cls: a husk of that class, else fresh (zeroed) memory. */
+static struct hwt_span *span_meta(unsigned cls)
+{
+    hwt_lock(&husk_lock);
+    struct hwt_span *s = husks[cls];
+    if (s != NULL)
+        husks[cls] = s->next;
+    hwt_unlock(&husk_lock);
+    if (s != NULL) {
+        /* its slot words describe objects of the range it had: forget them */
+        for (uint32_t i = 0; i < s->nslots; i++)
+            __atomic_store_n(&s->slots[i].word, 0, __ATOMIC_RELAXED);
+        return s;
+    }
+    size_t span_size = hwt_size_class_span(cls);
+    uint32_t nslots = (uint32_t)(span_size / hwt_size_class_size(cls));
+    size_t words = (nslots + BITS_PER_WORD - 1) / BITS_PER_WORD;
+    s = hwt_meta_alloc(sizeof(*s), 64);
+    uint64_t *bits = hwt_meta_alloc(words * sizeof(uint64_t), 16);
+    struct hwt_slot *slots = hwt_meta_alloc(nslots * sizeof(struct hwt_slot), 16);
+    if (s == NULL || bits == NULL || slots == NULL)
+        return NULL;
+    s->free_bits = bits;
+    s->slots = slots;
+    return s;
+}
+
+/* Gives s (metadata from span_meta) the range at base and publishes it in the page map.
+ * tag: tag the range free and count it committed now (the span is about to be used);
+ * otherwise it joins a released list and is tagged when taken. */
+static void span_init(struct hwt_span *s, unsigned cls, uintptr_t base, bool tag)
+{
+    size_t span_size = hwt_size_class_span(cls);
+    size_t slot_size = hwt_size_class_size(cls);
+    uint32_t nslots = (uint32_t)(span_size / slot_size);
+    s->base = base;
+    s->span_size = (uint32_t)span_size;
+    s->slot_size = (uint32_t)slot_size;
+    s->nslots = nslots;
+    s->slot_recip = (uint32_t)(((UINT64_C(1) << 32) + slot_size - 1) / slot_size);
+    s->cls = (uint16_t)cls;
+    for (uint32_t w = 0; w < (nslots + BITS_PER_WORD - 1) / BITS_PER_WORD; w++)
+        s->free_bits[w] = 0;
+    for (uint32_t i = 0; i < nslots; i++)
+        s->free_bits[i / BITS_PER_WORD] |= UINT64_C(1) << (i % BITS_PER_WORD);
+    s->nfree = nslots;
+    s->next = s->prev = NULL;
+    s->list = LIST_NONE;
+    if (tag) {
+        hwt_tag_range(base, span_size, HWT_TAG_FREE, false);
+        __atomic_add_fetch(&heap_mapped_bytes, span_size, __ATOMIC_RELAXED);
+    }
+    struct hwt_region *r = hwt_slab_region_of(base);
+    for (uintptr_t p = base; p < base + span_size; p += hwt_os_page_size)
+        __atomic_store_n(&r->pagemap[(p - r->base) >> hwt_slab_page_shift], s, __ATOMIC_RELEASE);
+}
+
+/* Out of address space: takes a released span of another class that is at least as big
+ * (its pages are already given back) and cuts it into spans of cls: the first is returned,
+ * tagged; the others join cls's released list. Only try-locks the other class (the caller
+ * holds cls's lock), so two classes stealing from each other cannot deadlock. */
+static struct hwt_span *steal_locked(struct central *c, unsigned cls)
+{
+    size_t span_size = hwt_size_class_span(cls);
+    struct hwt_span *victim = NULL;
+    for (unsigned other = 0; other < HWT_NUM_CLASSES && victim == NULL; other++) {
+        struct central *oc = &centrals[other];
+        if (other == cls || !hwt_trylock(&oc->lock))
+            continue;
+        for (struct hwt_span *v = oc->released; v != NULL; v = v->next) {
+            if (v->span_size >= span_size) {
+                list_remove(&oc->released, v);
+                victim = v;
+                break;
+            }
+        }
+        hwt_unlock(&oc->lock);
+    }
+    if (victim == NULL)
+        return NULL;
+    uintptr_t base = victim->base, end = victim->base + victim->span_size;
+    hwt_lock(&husk_lock);
+    victim->next = husks[victim->cls];
+    husks[victim->cls] = victim;
+    hwt_unlock(&husk_lock);
+    struct hwt_span *first = NULL;
+    for (uintptr_t p = base; p < end; p += span_size) {
+        struct hwt_span *s = span_meta(cls);
+        if (s == NULL)
+            break; /* the rest of the range stays unused: no metadata for it */
+        span_init(s, cls, p, first == NULL);
+        if (first == NULL)
+            first = s;
+        else
+            list_push(&c->released, s, LIST_RELEASED);
+    }
+    return first;
+}
+
+/* Carves a new span for cls and tags it free, before anyone else can see it: QEMU loses
+ * tags when two threads first tag a fresh page at once (docs/design.md). When the address
+ * space is gone, a released span of another class is cut up instead. */
+static struct hwt_span *span_new(struct central *c, unsigned cls)
+{
+    struct hwt_span *s = span_meta(cls);
+    if (s == NULL)
+        return NULL;
+    struct hwt_region *r;
+    hwt_lock(&heap_lock);
+    uintptr_t base = carve_locked(hwt_size_class_span(cls), &r);
+    hwt_unlock(&heap_lock);
+    if (base == 0) {
+        hwt_lock(&husk_lock); /* keep the metadata for later */
+        s->next = husks[cls];
+        husks[cls] = s;
+        hwt_unlock(&husk_lock);
+        return steal_locked(c, cls);
+    }
+    span_init(s, cls, base, true);
+    return s;
+}
+
 static struct hwt_span *span_for_take_locked(struct central *c, unsigned cls)
 {
     if (c->partial != NULL)
@@ -158,7 +246,7 @@ static struct hwt_span *span_for_take_locked(struct central *c, unsigned cls)
         hwt_tag_range(s->base, s->span_size, HWT_TAG_FREE, false);
         __atomic_add_fetch(&heap_mapped_bytes, s->span_size, __ATOMIC_RELAXED);
     } else {
-        s = span_new(cls);
+        s = span_new(c, cls);
         if (s == NULL)
             return NULL;
     }
