@@ -19,6 +19,26 @@ for preset in native aarch64; do
     cmake --build --preset "$preset"
     ctest --preset "$preset" || status=1
 done
+# A bounded libFuzzer run of each fuzz target (clang, ASan+UBSan, tagging compiled out):
+# random option strings, size classes, and malloc/free/realloc/memalign sequences checked
+# against a model of the heap's contents.
+echo "== libFuzzer, ${HWTAG_FUZZ_SECONDS:-20} s a target"
+cmake -S . -B build/fuzz -DCMAKE_C_COMPILER=clang -DCMAKE_BUILD_TYPE=Debug -DHWTAG_MTE=OFF \
+    -DHWTAG_SANITIZE=ON -DHWTAG_WERROR=OFF -DHWTAG_LTO=OFF -DHWTAG_BUILD_BENCH=OFF >/dev/null
+cmake --build build/fuzz -j2 --target fuzz_heap fuzz_options fuzz_size_class >/dev/null 2>&1
+for target in heap options size_class; do
+    work=$(mktemp -d)
+    cp tests/fuzz/corpus/"$target"/* "$work"/
+    if build/fuzz/tests/fuzz_"$target" -max_total_time="${HWTAG_FUZZ_SECONDS:-20}" \
+        "$work" >"$work.log" 2>&1; then
+        echo "fuzz_$target: $(grep -Eo 'Done [0-9]+ runs' "$work.log" | tail -1), no crash"
+    else
+        tail -30 "$work.log"
+        echo "fuzz_$target: FAILED"
+        status=1
+    fi
+    rm -rf "$work" "$work.log"
+done
 # The Debian packages, built from this tree and tested from a staging root (about a minute).
 echo "== Debian packages"
 bash tests/package/run.sh build/package || status=1

@@ -41,7 +41,7 @@ static inline void hwt_tail_write(void *ptr, size_t requested, bool keep)
     unsigned off = (unsigned)(requested & (HWT_GRANULE - 1));
     if (off == 0 || !hwt_tail_active)
         return;
-    uint64_t *w = (uint64_t *)((char *)ptr + requested - off);
+    uint64_t *w = (uint64_t *)((uintptr_t)ptr + requested - off);
     uint64_t p0, p1;
     hwt_tail_pattern(mte_untag(w), &p0, &p1);
     if (keep) {
@@ -64,7 +64,7 @@ static inline bool hwt_tail_intact(const void *ptr, size_t requested)
     unsigned off = (unsigned)(requested & (HWT_GRANULE - 1));
     if (off == 0 || !hwt_tail_active)
         return true;
-    const uint64_t *w = (const uint64_t *)((const char *)ptr + requested - off);
+    const uint64_t *w = (const uint64_t *)((uintptr_t)ptr + requested - off);
     uint64_t p0, p1;
     hwt_tail_pattern(mte_untag(w), &p0, &p1);
     __uint128_t diff = ((__uint128_t)(w[1] ^ p1) << 64) | (w[0] ^ p0);
