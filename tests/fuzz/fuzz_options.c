@@ -331,12 +331,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 int main(int argc, char **argv)
 {
-    if (argc < 2) {
-        fprintf(stderr, "usage: %s corpus-dir|file...\n", argv[0]);
-        return 2;
-    }
-    int runs = replay_corpus(argc, argv);
-    printf("fuzz_options: %d inputs replayed\n", runs);
-    return runs > 0 ? 0 : 1;
+    return replay_main(argc, argv, "fuzz_options");
 }
 #endif

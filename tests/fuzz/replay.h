@@ -79,4 +79,16 @@ static int replay_corpus(int argc, char **argv)
     return runs;
 }
 
+/* The whole main of a target without extra checks: usage, replay, one summary line. */
+static inline int replay_main(int argc, char **argv, const char *name)
+{
+    if (argc < 2) {
+        fprintf(stderr, "usage: %s corpus-dir|file...\n", argv[0]);
+        return 2;
+    }
+    int runs = replay_corpus(argc, argv);
+    printf("%s: %d inputs replayed\n", name, runs);
+    return runs > 0 ? 0 : 1;
+}
+
 #endif
