@@ -14,6 +14,7 @@
 #include "options.h"
 #include "os.h"
 #include "slab.h"
+#include "slot.h"
 #include "stackdepot.h"
 #include "stats.h"
 #include "tail.h"
@@ -107,7 +108,7 @@ alloc_small(struct hwt_tcache *tc, unsigned cls, size_t size, bool zero, uint32_
     }
     HWT_COUNT(small_allocs, 1);
     HWT_COUNT(live_bytes, (int64_t)hwt_align_up(size, HWT_GRANULE));
-    return hwt_slab_prepare(addr, size, zero, stack);
+    return hwt_slot_prepare(addr, size, zero, stack);
 }
 
 static void *alloc_stacked(size_t size, size_t align, bool zero, struct hwt_tcache *tc,
@@ -147,7 +148,7 @@ __attribute__((noinline)) void *hwt_alloc(size_t size, size_t align, bool zero)
 static inline __attribute__((always_inline)) void
 free_small(struct hwt_tcache *tc, struct hwt_span *s, uint32_t idx, size_t usable, uint32_t stack)
 {
-    uintptr_t addr = hwt_slab_release(s, idx, stack);
+    uintptr_t addr = hwt_slot_release(s, idx, stack);
     if (addr == 0) {
         /* another thread freed it between our check and now */
         hwt_fault_bad_free(HWTAG_BUG_DOUBLE_FREE,
@@ -252,7 +253,7 @@ static inline __attribute__((always_inline)) void *realloc_checked(void *ptr, si
         hwt_fault_tail(ptr, old_requested, true);
         hwt_tail_write(ptr, old_requested, true); /* reported once, not again at the free */
     }
-    if ((s != NULL && hwt_slab_resize(s, idx, size)) || (l != NULL && hwt_large_resize(l, size))) {
+    if ((s != NULL && hwt_slot_resize(s, idx, size)) || (l != NULL && hwt_large_resize(l, size))) {
         if (s != NULL)
             HWT_COUNT(live_bytes, (int64_t)hwt_align_up(size, HWT_GRANULE) - (int64_t)old_usable);
         hwt_tail_write(ptr, size, true);

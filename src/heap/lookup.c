@@ -5,15 +5,16 @@
 
 #include "large.h"
 #include "slab.h"
+#include "slot.h"
 
 bool hwt_lookup_addr(uintptr_t addr, struct hwt_object *out)
 {
-    if (hwt_slab_lookup(addr, 0, out))
+    if (hwt_slot_lookup(addr, 0, out))
         return true;
     return hwt_large_lookup(addr, out);
 }
 
 bool hwt_lookup_neighbor(uintptr_t addr, long delta, struct hwt_object *out)
 {
-    return hwt_slab_lookup(addr, delta, out);
+    return hwt_slot_lookup(addr, delta, out);
 }

@@ -10,7 +10,6 @@
 #include "os.h"
 #include "size_class.h"
 #include "tag.h"
-#include "tail.h"
 
 enum { LIST_NONE, LIST_PARTIAL, LIST_EMPTY, LIST_RELEASED };
 
@@ -358,82 +357,6 @@ bool hwt_slab_give_adopted(unsigned cls, uintptr_t addr)
     return ok;
 }
 
-/* Tag of a neighbouring slot as the memory holds it: live objects carry their tag,
- * everything else is HWT_TAG_FREE. Always from the out-of-band slot words, never with
- * `ldg`: the granule past a span belongs to the next span, which another thread may be
- * tagging for the first time or giving back right now, and under QEMU 7.2 a tag read of
- * a page without tag storage creates it, racing that thread's stores (tags lost). */
-static inline __attribute__((always_inline)) unsigned slot_word_tag(const struct hwt_span *s,
-                                                                    int64_t idx)
-{
-    if (idx < 0 || idx >= (int64_t)s->nslots)
-        return HWT_TAG_FREE; /* the span's tail, tagged free when the span was made */
-    uint64_t w = __atomic_load_n(&s->slots[idx].word, __ATOMIC_RELAXED);
-    if (hwt_slot_state(w) != HWT_SLOT_LIVE)
-        return HWT_TAG_FREE;
-    return hwt_slot_tag(w);
-}
-
-static inline __attribute__((always_inline)) unsigned neighbor_tag(const struct hwt_span *s,
-                                                                   uint32_t idx, int dir)
-{
-    if (dir > 0 && idx + 1 >= s->nslots &&
-        s->base + (uintptr_t)s->nslots * s->slot_size < s->base + s->span_size)
-        return HWT_TAG_FREE; /* the last slot is followed by the span's free tail */
-    if (dir < 0 ? idx == 0 : idx + 1 >= s->nslots) {
-        /* the adjacent span's slot word, read lock-free through the page map (NULL while
-         * that span is being made, or where no span is: both read as free) */
-        uintptr_t addr = dir < 0 ? s->base - HWT_GRANULE : s->base + s->span_size;
-        const struct hwt_span *n = hwt_slab_span_of(addr);
-        if (n == NULL || n->slot_size == 0)
-            return HWT_TAG_FREE;
-        return slot_word_tag(n, (int64_t)hwt_slab_index(n, addr));
-    }
-    return slot_word_tag(s, (int64_t)idx + dir);
-}
-
-void *hwt_slab_prepare(uintptr_t addr, size_t requested, bool zero, uint32_t stack)
-{
-    struct hwt_span *s = hwt_slab_span_of(addr);
-    uint32_t idx = hwt_slab_index(s, addr);
-    struct hwt_slot *slot = &s->slots[idx];
-    /* Policy: exclude the slot's previous tag (an immediate use-after-free through the old
-     * pointer always faults) and both neighbours' tags (a linear overflow always faults). */
-    unsigned tag = HWT_TAG_UNTAGGED;
-    if (hwt_mte_active) {
-        uint64_t old = hwt_slot_load(slot);
-        uint16_t exclude = 0;
-        if (hwt_slot_state(old) != HWT_SLOT_UNUSED)
-            exclude |= HWT_TAG_BIT(hwt_slot_tag(old));
-        exclude |= HWT_TAG_BIT(neighbor_tag(s, idx, -1));
-        exclude |= HWT_TAG_BIT(neighbor_tag(s, idx, 1));
-        tag = hwt_tag_pick(exclude);
-    }
-    hwt_tag_range(addr, hwt_align_up(requested, HWT_GRANULE), tag, zero);
-    void *ptr = mte_with_tag(addr, tag);
-    hwt_tail_write(ptr, requested, zero);
-    __atomic_store_n(&slot->word, hwt_slot_word(HWT_SLOT_LIVE, tag, requested, stack, 0),
-                     __ATOMIC_RELEASE);
-    return ptr;
-}
-
-uintptr_t hwt_slab_release(struct hwt_span *s, uint32_t idx, uint32_t stack)
-{
-    struct hwt_slot *slot = &s->slots[idx];
-    uint64_t w = hwt_slot_load(slot);
-    uint64_t freed;
-    do {
-        if (hwt_slot_state(w) != HWT_SLOT_LIVE)
-            return 0; /* a racing free got there first */
-        freed = hwt_slot_word(HWT_SLOT_FREED, hwt_slot_tag(w), hwt_slot_requested(w),
-                              hwt_slot_alloc_stack(w), stack);
-    } while (!__atomic_compare_exchange_n(&slot->word, &w, freed, 0, __ATOMIC_ACQ_REL,
-                                          __ATOMIC_ACQUIRE));
-    uintptr_t addr = s->base + (uintptr_t)idx * s->slot_size;
-    hwt_tag_range(addr, hwt_align_up(hwt_slot_requested(w), HWT_GRANULE), HWT_TAG_FREE, false);
-    return addr;
-}
-
 size_t hwt_slab_requested(const struct hwt_span *s, uint32_t idx)
 {
     return hwt_slot_requested(hwt_slot_load(&s->slots[idx]));
@@ -444,55 +367,6 @@ size_t hwt_slab_usable(const struct hwt_span *s, uint32_t idx)
     return hwt_align_up(hwt_slab_requested(s, idx), HWT_GRANULE);
 }
 
-bool hwt_slab_resize(struct hwt_span *s, uint32_t idx, size_t new_size)
-{
-    if (new_size > s->slot_size)
-        return false;
-    /* Stay when the new size would land in the same class, or still fills half the slot. */
-    if (hwt_size_class_of(new_size) != s->cls && new_size < s->slot_size / 2)
-        return false;
-    struct hwt_slot *slot = &s->slots[idx];
-    uint64_t w = hwt_slot_load(slot);
-    uintptr_t addr = s->base + (uintptr_t)idx * s->slot_size;
-    size_t old_usable = hwt_align_up(hwt_slot_requested(w), HWT_GRANULE);
-    size_t new_usable = hwt_align_up(new_size, HWT_GRANULE);
-    if (new_usable > old_usable)
-        hwt_tag_range(addr + old_usable, new_usable - old_usable, hwt_slot_tag(w), false);
-    else if (new_usable < old_usable)
-        hwt_tag_range(addr + new_usable, old_usable - new_usable, HWT_TAG_FREE, false);
-    __atomic_store_n(
-        &slot->word,
-        hwt_slot_word(HWT_SLOT_LIVE, hwt_slot_tag(w), new_size, hwt_slot_alloc_stack(w), 0),
-        __ATOMIC_RELEASE);
-    return true;
-}
-
-bool hwt_slab_lookup(uintptr_t addr, long delta, struct hwt_object *out)
-{
-    struct hwt_span *s = hwt_slab_span_of(addr);
-    if (s == NULL || s->slot_size == 0)
-        return false;
-    int64_t idx = (int64_t)hwt_slab_index(s, addr) + delta;
-    if (idx < 0 || idx >= (int64_t)s->nslots)
-        return false;
-    uint64_t w = hwt_slot_load(&s->slots[idx]);
-    unsigned state = hwt_slot_state(w);
-    out->start = s->base + (uintptr_t)idx * s->slot_size;
-    out->requested = hwt_slot_requested(w);
-    out->size = hwt_align_up(out->requested, HWT_GRANULE);
-    out->class_size = s->slot_size;
-    out->region_size = s->slot_size;
-    out->tag = hwt_slot_tag(w);
-    out->large = false;
-    out->live = state == HWT_SLOT_LIVE;
-    out->ever_used = state != HWT_SLOT_UNUSED;
-    out->sampled = true;
-    out->alloc_stack = hwt_slot_alloc_stack(w);
-    out->free_stack = state == HWT_SLOT_FREED ? hwt_slot_free_stack(w) : 0;
-    return true;
-}
-
-/* Lock order: a central lock, then heap_lock, then the metadata lock. */
 void hwt_slab_lock_all(void)
 {
     for (unsigned i = 0; i < HWT_NUM_CLASSES; i++)

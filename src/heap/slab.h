@@ -138,11 +138,6 @@ void hwt_slab_give(unsigned cls, const uintptr_t *slots, unsigned n);
  * the entry was dropped. */
 bool hwt_slab_give_adopted(unsigned cls, uintptr_t addr);
 
-/* Makes slot addr of class cls a live object of size requested: picks its tag (policy in
- * slab.c), tags it (zeroing when zero), writes its tail pattern (tail.h), records it.
- * Returns the tagged pointer. */
-void *hwt_slab_prepare(uintptr_t addr, size_t requested, bool zero, uint32_t stack);
-
 /* Validates ptr as a live small object without changing anything. Inline: every free
  * and realloc starts here. */
 static inline enum hwt_free_check hwt_slab_check(const void *ptr, struct hwt_span **span_out,
@@ -175,20 +170,10 @@ static inline enum hwt_free_check hwt_slab_check(const void *ptr, struct hwt_spa
     return HWT_FREE_OK;
 }
 
-/* Marks the checked slot freed (atomically: a racing second free gets false), retags it
- * free and records the stack. Returns the untagged slot address or 0 on a lost race. */
-uintptr_t hwt_slab_release(struct hwt_span *s, uint32_t idx, uint32_t stack);
-
 /* Requested size of the slot's last object. */
 size_t hwt_slab_requested(const struct hwt_span *s, uint32_t idx);
 /* Usable size of a live small object (its requested size rounded up to the granule). */
 size_t hwt_slab_usable(const struct hwt_span *s, uint32_t idx);
-
-/* realloc in place when new_size belongs in the same slot: keeps the tag, tags the grown
- * part or frees the cut tail. Returns false when the object must move. */
-bool hwt_slab_resize(struct hwt_span *s, uint32_t idx, size_t new_size);
-
-bool hwt_slab_lookup(uintptr_t addr, long delta, struct hwt_object *out);
 
 /* Per size class: spans, committed span bytes, live slots, slots free in their spans
  * (the rest of the slots sit in thread caches). A lock-free walk, for statistics. */

@@ -14,6 +14,7 @@
 #include "os.h"
 #include "size_class.h"
 #include "slab.h"
+#include "slot.h"
 
 #define ALLOC_STACK 0x1234u
 #define FREE_STACK 0x5678u
@@ -48,7 +49,7 @@ static uintptr_t take_one(unsigned cls)
 static void *new_object(size_t requested, uintptr_t *addr_out)
 {
     uintptr_t addr = take_one(hwt_size_class_of(requested));
-    void *p = hwt_slab_prepare(addr, requested, false, ALLOC_STACK);
+    void *p = hwt_slot_prepare(addr, requested, false, ALLOC_STACK);
     assert_non_null(p);
     assert_int_equal(mte_untag(p), addr);
     if (addr_out != NULL)
@@ -62,7 +63,7 @@ static void free_object(void *p)
     struct hwt_span *s = NULL;
     uint32_t idx = 0;
     assert_int_equal(hwt_slab_check(p, &s, &idx), HWT_FREE_OK);
-    uintptr_t addr = hwt_slab_release(s, idx, FREE_STACK);
+    uintptr_t addr = hwt_slot_release(s, idx, FREE_STACK);
     assert_int_equal(addr, mte_untag(p));
     hwt_slab_give(s->cls, &addr, 1);
 }
@@ -121,7 +122,7 @@ static void test_slots_span_more_than_one_span(void **state)
             assert_int_equal(mte_load_tag(slots[i]), HWT_TAG_FREE);
     }
     for (unsigned i = 0; i < n; i++) {
-        void *p = hwt_slab_prepare(slots[i], size, true, ALLOC_STACK);
+        void *p = hwt_slot_prepare(slots[i], size, true, ALLOC_STACK);
         unsigned char *b = p;
         for (size_t k = 0; k < size; k++)
             assert_int_equal(b[k], 0);
@@ -187,9 +188,9 @@ static void test_zeroing_prepare_clears_old_contents(void **state)
     struct hwt_span *s;
     uint32_t idx;
     assert_int_equal(hwt_slab_check(p, &s, &idx), HWT_FREE_OK);
-    assert_int_equal(hwt_slab_release(s, idx, FREE_STACK), addr);
+    assert_int_equal(hwt_slot_release(s, idx, FREE_STACK), addr);
     /* the thread cache reuses a released slot directly */
-    unsigned char *q = hwt_slab_prepare(addr, 200, true, ALLOC_STACK);
+    unsigned char *q = hwt_slot_prepare(addr, 200, true, ALLOC_STACK);
     assert_int_equal(mte_untag(q), addr);
     for (size_t i = 0; i < 200; i++)
         assert_int_equal(q[i], 0);
@@ -217,10 +218,10 @@ static void test_released_pointer_is_a_double_free(void **state)
     struct hwt_span *s;
     uint32_t idx;
     assert_int_equal(hwt_slab_check(p, &s, &idx), HWT_FREE_OK);
-    assert_int_equal(hwt_slab_release(s, idx, FREE_STACK), addr);
+    assert_int_equal(hwt_slot_release(s, idx, FREE_STACK), addr);
     assert_int_equal(hwt_slab_check(p, &s, &idx), HWT_FREE_DOUBLE);
     /* a second release of the same slot loses */
-    assert_int_equal(hwt_slab_release(s, idx, FREE_STACK), 0);
+    assert_int_equal(hwt_slot_release(s, idx, FREE_STACK), 0);
     if (hwt_mte_active)
         assert_int_equal(mte_load_tag(addr), HWT_TAG_FREE);
     hwt_slab_give(s->cls, &addr, 1);
@@ -310,7 +311,7 @@ static void test_lookup_describes_live_and_freed_objects(void **state)
     struct hwt_span *s;
     uint32_t idx;
     assert_int_equal(hwt_slab_check(p, &s, &idx), HWT_FREE_OK);
-    assert_int_equal(hwt_slab_release(s, idx, FREE_STACK), addr);
+    assert_int_equal(hwt_slot_release(s, idx, FREE_STACK), addr);
     memset(&o, 0xff, sizeof(o));
     assert_true(hwt_lookup_addr(addr + 299, &o));
     assert_int_equal(o.start, addr);
@@ -359,7 +360,7 @@ static void test_neighbours_get_different_tags(void **state)
     void *ptrs[N];
     assert_int_equal(hwt_slab_take(cls, slots, N), N);
     for (unsigned i = 0; i < N; i++)
-        ptrs[i] = hwt_slab_prepare(slots[i], 32, false, ALLOC_STACK);
+        ptrs[i] = hwt_slot_prepare(slots[i], 32, false, ALLOC_STACK);
     for (unsigned i = 0; i < N; i++) {
         unsigned tag = mte_ptr_tag(ptrs[i]);
         assert_true(tag != HWT_TAG_UNTAGGED && tag != HWT_TAG_FREE);
@@ -383,8 +384,8 @@ static void test_reused_slot_never_gets_its_old_tag(void **state)
         struct hwt_span *s;
         uint32_t idx;
         assert_int_equal(hwt_slab_check(p, &s, &idx), HWT_FREE_OK);
-        assert_int_equal(hwt_slab_release(s, idx, FREE_STACK), addr);
-        void *q = hwt_slab_prepare(addr, 80, false, ALLOC_STACK);
+        assert_int_equal(hwt_slot_release(s, idx, FREE_STACK), addr);
+        void *q = hwt_slot_prepare(addr, 80, false, ALLOC_STACK);
         assert_int_equal(mte_untag(q), addr);
         assert_int_not_equal(mte_ptr_tag(q), mte_ptr_tag(p));
         /* the stale pointer to the reused slot is a double free, the new one is fine */
