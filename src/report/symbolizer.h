@@ -32,9 +32,4 @@ unsigned hwt_symbolizer_lookup(const char *module, uintptr_t offset,
 /* Ends the session: closes the socket and reaps the process (killed if it lingers). */
 void hwt_symbolizer_end(void);
 
-/* Pure: parses one symbolizer answer (pairs of function and file:line[:column] lines;
- * addr2line's "-a" address lines are skipped) into out; the text is modified in place.
- * Exposed for the unit tests. */
-unsigned hwt_symbolizer_parse(char *text, struct hwt_symbolizer_line *out, unsigned max);
-
 #endif

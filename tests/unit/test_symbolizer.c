@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* Parsing of llvm-symbolizer and addr2line answers (hwt_symbolizer_parse). */
+/* Parsing of llvm-symbolizer and addr2line answers (hwt_symparse_answer). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -8,14 +8,14 @@
 
 #include <cmocka.h>
 
-#include "symbolizer.h"
+#include "symparse.h"
 
 static void test_llvm_inlined_answer(void **state)
 {
     char text[] = "put\n/src/t1.c:5:97\nwork\n/src/t1.c:6:48\n\n";
     struct hwt_symbolizer_line l[4];
     (void)state;
-    assert_int_equal(hwt_symbolizer_parse(text, l, 4), 2);
+    assert_int_equal(hwt_symparse_answer(text, l, 4), 2);
     assert_string_equal(l[0].function, "put");
     assert_string_equal(l[0].file, "/src/t1.c");
     assert_int_equal(l[0].line, 5);
@@ -30,7 +30,7 @@ static void test_unknown_answer(void **state)
     char text[] = "??\n??:0:0\n\n";
     struct hwt_symbolizer_line l[4];
     (void)state;
-    assert_int_equal(hwt_symbolizer_parse(text, l, 4), 0);
+    assert_int_equal(hwt_symparse_answer(text, l, 4), 0);
 }
 
 static void test_addr2line_answer(void **state)
@@ -39,7 +39,7 @@ static void test_addr2line_answer(void **state)
                   "(discriminator 2)\n0xffffffffffffffff\n??\n??:0\n";
     struct hwt_symbolizer_line l[4];
     (void)state;
-    assert_int_equal(hwt_symbolizer_parse(text, l, 4), 1);
+    assert_int_equal(hwt_symparse_answer(text, l, 4), 1);
     assert_string_equal(l[0].function, "app::Parser::store(unsigned long)");
     assert_string_equal(l[0].file, "/src/p.cpp");
     assert_int_equal(l[0].line, 5);
@@ -51,7 +51,7 @@ static void test_name_without_line(void **state)
     char text[] = "memcpy\n??:0:0\n\n";
     struct hwt_symbolizer_line l[4];
     (void)state;
-    assert_int_equal(hwt_symbolizer_parse(text, l, 4), 1);
+    assert_int_equal(hwt_symparse_answer(text, l, 4), 1);
     assert_string_equal(l[0].function, "memcpy");
     assert_null(l[0].file);
 }
