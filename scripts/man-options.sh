@@ -40,39 +40,40 @@ roff() { sed -e 's/\\/\\e/g' -e "s/^[.']/\\\\\\&&/"; }
 
 generate() {
     echo "$begin"
-    # join each HWT_OPTION(...) row onto one line, then split its fields
-    awk '/^HWT_OPTION\(/ {row=$0; while (row !~ /"\)$/ && (getline line) > 0) row = row " " line; print row}' "$def" |
-    while IFS= read -r row; do
-        name=$(sed -E 's/^HWT_OPTION\(([A-Z_]+),.*/\1/' <<<"$row")
-        type=$(sed -E 's/^HWT_OPTION\([A-Z_]+, *[a-z_]+, *([A-Z_]+),.*/\1/' <<<"$row")
-        help=$(sed -E 's/.*"([^"]*)"\)$/\1/' <<<"$row")
-        def_val=$(sed -E 's/^HWT_OPTION\([A-Z_]+, *[a-z_]+, *[A-Z_]+, *[^,]+, *([^,]+),.*/\1/' <<<"$row")
-        min=$(sed -E 's/^HWT_OPTION\([A-Z_]+, *[a-z_]+, *[A-Z_]+, *[^,]+, *[^,]+, *([^,]+),.*/\1/' <<<"$row")
+    bash "$root/scripts/options-rows.sh" "$def" |
+    while IFS=$'\037' read -r name type words def_val min help; do
         case $type in
-        HWT_OPT_ENUM)
-            words=$(sed -E 's/.*\{([^}]*)\}.*/\1/' <<<"$row" | tr -d '"' | sed -E 's/, *0 *$//; s/, */ /g')
-            default=$(sed -E 's/^HWT_(MODE|FAULT)_//; s/^HWT_//' <<<"$def_val" | tr 'A-Z' 'a-z')
+        enum)
             values=""
             for w in $words; do values="${values:+$values | }\\fB$w\\fP"; done
             synopsis="\\fBHWTAG_$name=\\fP$values"
-            default="\\fB$default\\fP"
+            default="\\fB$def_val\\fP"
             ;;
-        HWT_OPT_UINT)
+        uint)
             synopsis="\\fBHWTAG_$name=\\fP\\fIN\\fP"
             values="an integer, at least $min"
             default="\\fB$def_val\\fP"
             ;;
         *)
-            synopsis="\\fBHWTAG_$name=\\fP\\fIfile\\fP"
-            values="a file path; %p in it is replaced by the process id"
-            default="standard error"
+            case $name in
+            LOG_PATH)
+                synopsis="\\fBHWTAG_$name=\\fP\\fIfile\\fP"
+                values="a file path; %p in it is replaced by the process id"
+                default="standard error"
+                ;;
+            *)
+                synopsis="\\fBHWTAG_$name=\\fP\\fIpath\\fP"
+                values="the path of a program"
+                default="the first one found on PATH"
+                ;;
+            esac
             ;;
         esac
         text=$(roff <<<"$help")
         echo ".TP"
         echo "$synopsis"
         echo "${text^}."
-        [ "$type" = HWT_OPT_ENUM ] || echo "Value: $values."
+        [ "$type" = enum ] || echo "Value: $values."
         echo "Default: $default."
     done
     echo "$end"

@@ -6,25 +6,11 @@ set -euo pipefail
 def=${1:-$(dirname "$0")/../src/base/options.def}
 echo "| variable | values | default | meaning |"
 echo "|---|---|---|---|"
-# join each HWT_OPTION(...) row onto one line, then split its fields
-awk '/^HWT_OPTION\(/ {row=$0; while (row !~ /"\)$/ && (getline line) > 0) row = row " " line; print row}' "$def" |
-while IFS= read -r row; do
-    name=$(sed -E 's/^HWT_OPTION\(([A-Z_]+),.*/\1/' <<<"$row")
-    type=$(sed -E 's/^HWT_OPTION\([A-Z_]+, *[a-z_]+, *([A-Z_]+),.*/\1/' <<<"$row")
-    help=$(sed -E 's/.*"([^"]*)"\)$/\1/' <<<"$row")
-    def_val=$(sed -E 's/^HWT_OPTION\([A-Z_]+, *[a-z_]+, *[A-Z_]+, *[^,]+, *([^,]+),.*/\1/' <<<"$row")
-    min=$(sed -E 's/^HWT_OPTION\([A-Z_]+, *[a-z_]+, *[A-Z_]+, *[^,]+, *[^,]+, *([^,]+),.*/\1/' <<<"$row")
+bash "$(dirname "$0")/options-rows.sh" "$def" |
+while IFS=$'\037' read -r name type words default min help; do
     case $type in
-    HWT_OPT_ENUM)
-        words=$(sed -E 's/.*\{([^}]*)\}.*/\1/' <<<"$row" | tr -d '"' | sed -E 's/, *0 *$//; s/, */, /g')
-        idx=$(sed -E 's/^HWT_(MODE|FAULT)_//; s/^HWT_//' <<<"$def_val" | tr 'A-Z' 'a-z')
-        values=$words
-        default=$idx
-        ;;
-    HWT_OPT_UINT)
-        values="integer >= $min"
-        default=$def_val
-        ;;
+    enum) values=${words// /, } ;;
+    uint) values="integer >= $min" ;;
     *)
         case $name in
         LOG_PATH) values="file path (%p = pid)" default=stderr ;;
