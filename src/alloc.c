@@ -121,10 +121,7 @@ static void *alloc_stacked(size_t size, size_t align, bool zero, struct hwt_tcac
         if (cls < HWT_NUM_CLASSES)
             return alloc_small(tc, cls, size, zero, stack);
     }
-    void *p = hwt_large_alloc(size, align, zero, stack);
-    if (p != NULL)
-        hwt_tail_write(p, size, zero);
-    return p;
+    return hwt_large_alloc(size, align, zero, stack);
 }
 
 /* Every entry runs with Tag Check Override set: the allocator's own loads and stores touch

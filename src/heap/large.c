@@ -14,6 +14,7 @@
 #include "size_class.h"
 #include "counters.h"
 #include "tag.h"
+#include "tail.h"
 
 enum { REC_DEAD, REC_LIVE, REC_CACHED };
 
@@ -284,7 +285,9 @@ void *hwt_large_alloc(size_t size, size_t align, bool zero, uint32_t stack)
         HWT_COUNT(large_skipped_by_order[order < HWTAG_MAX_ORDER ? order : HWTAG_MAX_ORDER - 1], 1);
     }
     HWT_COUNT(live_bytes, (int64_t)usable);
-    return mte_with_tag(l->start, tag);
+    void *ptr = mte_with_tag(l->start, tag);
+    hwt_tail_write(ptr, size, zero);
+    return ptr;
 }
 
 enum hwt_free_check hwt_large_check(const void *ptr, struct hwt_large **out)

@@ -12,7 +12,8 @@
 
 struct hwt_large;
 
-/* NULL (errno untouched) when the OS refuses memory. */
+/* A live page-backed object with its tail pattern written (tail.h); NULL (errno untouched)
+ * when the OS refuses memory. */
 void *hwt_large_alloc(size_t size, size_t align, bool zero, uint32_t stack);
 enum hwt_free_check hwt_large_check(const void *ptr, struct hwt_large **out);
 void hwt_large_free(struct hwt_large *l, uint32_t stack);

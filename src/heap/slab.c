@@ -111,6 +111,14 @@ static void list_remove(struct hwt_span **head, struct hwt_span *s)
 static struct hwt_lock husk_lock = HWT_LOCK_INIT;
 static struct hwt_span *husks[HWT_NUM_CLASSES];
 
+static void husk_push(struct hwt_span *s)
+{
+    hwt_lock(&husk_lock);
+    s->next = husks[s->cls];
+    husks[s->cls] = s;
+    hwt_unlock(&husk_lock);
+}
+
 /* Metadata for a span of cls: a husk of that class, else fresh (zeroed) memory. */
 static struct hwt_span *span_meta(unsigned cls)
 {
@@ -192,10 +200,7 @@ static struct hwt_span *steal_locked(struct central *c, unsigned cls)
     if (victim == NULL)
         return NULL;
     uintptr_t base = victim->base, end = victim->base + victim->span_size;
-    hwt_lock(&husk_lock);
-    victim->next = husks[victim->cls];
-    husks[victim->cls] = victim;
-    hwt_unlock(&husk_lock);
+    husk_push(victim);
     struct hwt_span *first = NULL;
     for (uintptr_t p = base; p < end; p += span_size) {
         struct hwt_span *s = span_meta(cls);
@@ -223,10 +228,8 @@ static struct hwt_span *span_new(struct central *c, unsigned cls)
     uintptr_t base = carve_locked(hwt_size_class_span(cls), &r);
     hwt_unlock(&heap_lock);
     if (base == 0) {
-        hwt_lock(&husk_lock); /* keep the metadata for later */
-        s->next = husks[cls];
-        husks[cls] = s;
-        hwt_unlock(&husk_lock);
+        s->cls = (uint16_t)cls; /* fresh metadata has no class yet */
+        husk_push(s);           /* keep it for the next span of cls */
         return steal_locked(c, cls);
     }
     span_init(s, cls, base, true);

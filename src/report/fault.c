@@ -80,7 +80,9 @@ static void tag_fault(siginfo_t *info, void *ucontext)
         hwt_mode_panic();
     }
     memset(r, 0, sizeof(*r));
-    r->asynchronous = info->si_code == SEGV_MTEAERR;
+    /* read here, not from r after finish(): another thread may own r by then */
+    bool asynchronous = info->si_code == SEGV_MTEAERR;
+    r->asynchronous = asynchronous;
     r->tid = hwt_os_gettid();
     r->comm = hwt_sink_comm();
     hwt_context_describe(r, ucontext);
@@ -98,7 +100,7 @@ static void tag_fault(siginfo_t *info, void *ucontext)
     /* HWTAG_FAULT=report (or a read under panic_on_write): go on. The faulting instruction
      * re-executes with TCO set, and the thread's next allocator call clears TCO, so its
      * checks come back then (an asynchronous fault has nothing to re-execute). */
-    if (!r->asynchronous)
+    if (!asynchronous)
         hwt_context_resume_unchecked(ucontext);
 }
 
