@@ -197,7 +197,7 @@ step "staged hwtag --help" eval '"$stage/usr/bin/hwtag" --help | grep -q "^Usage
 # --- consumers of libhwtag-dev ----------------------------------------------------------
 run_consumer() { # NAME PROGRAM
     local name=$1 prog=$2
-    if run_aarch64 "LD_LIBRARY_PATH=$L" -- "$prog" >"$log" 2>&1 && grep -q ": ok$" "$log"; then
+    if run_aarch64 "LD_LIBRARY_PATH=$L" -- "$prog" >"$log" 2>&1 && grep -q ": 1 passed, 0 failed$" "$log"; then
         sed 's/^/    /' "$log"
         pass "$name runs against the staged library"
     else
@@ -215,7 +215,7 @@ if command -v pkg-config >/dev/null; then
         step "pkg-config paths are in the staging root ($(pkg-config --cflags --libs hwtag))" eval \
             '[ "${cflags[*]}" = "-I$stage/usr/include" ] && [[ " ${libs[*]} " == *" -L$L "* ]]'
         if step "pkg-config shared consumer builds" "$cc" -O2 "${cflags[@]}" "${defs[@]}" \
-            -DHWTAG_VARIANT='"pkg-config-shared"' "$here/consumer.c" -o "$work/pc_shared" "${libs[@]}"; then
+            -DHWTAG_VARIANT='"pkg-config-shared"' "$here/../install/main.c" -o "$work/pc_shared" "${libs[@]}"; then
             run_consumer "pkg-config shared consumer" "$work/pc_shared"
         fi
         static=()
@@ -223,7 +223,7 @@ if command -v pkg-config >/dev/null; then
             if [ "$a" = -lhwtag ]; then static+=(-Wl,-Bstatic -lhwtag -Wl,-Bdynamic); else static+=("$a"); fi
         done
         if step "pkg-config --static consumer builds (${slibs[*]})" "$cc" -O2 "${cflags[@]}" \
-            "${defs[@]}" -DHWTAG_VARIANT='"pkg-config-static"' "$here/consumer.c" \
+            "${defs[@]}" -DHWTAG_VARIANT='"pkg-config-static"' "$here/../install/main.c" \
             -o "$work/pc_static" "${static[@]}"; then
             run_consumer "pkg-config static consumer" "$work/pc_static"
         fi
