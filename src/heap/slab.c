@@ -285,6 +285,14 @@ unsigned hwt_slab_take(unsigned cls, uintptr_t *out, unsigned n)
     return got;
 }
 
+/* Gives a fully free span's pages back; it waits on the released list, untagged. */
+static void release_locked(struct central *c, struct hwt_span *s)
+{
+    hwt_os_decommit((void *)s->base, s->span_size);
+    __atomic_sub_fetch(&heap_mapped_bytes, s->span_size, __ATOMIC_RELAXED);
+    list_push(&c->released, s, LIST_RELEASED);
+}
+
 static void span_became_empty_locked(struct central *c, struct hwt_span *s)
 {
     list_remove(&c->partial, s);
@@ -294,9 +302,7 @@ static void span_became_empty_locked(struct central *c, struct hwt_span *s)
         s->list = LIST_EMPTY;
         return;
     }
-    hwt_os_decommit((void *)s->base, s->span_size);
-    __atomic_sub_fetch(&heap_mapped_bytes, s->span_size, __ATOMIC_RELAXED);
-    list_push(&c->released, s, LIST_RELEASED);
+    release_locked(c, s);
 }
 
 bool hwt_slab_span_consistent(const struct hwt_span *s)
@@ -434,9 +440,7 @@ size_t hwt_slab_trim(void)
         struct hwt_span *s = c->empty;
         if (s != NULL) {
             c->empty = NULL;
-            hwt_os_decommit((void *)s->base, s->span_size);
-            __atomic_sub_fetch(&heap_mapped_bytes, s->span_size, __ATOMIC_RELAXED);
-            list_push(&c->released, s, LIST_RELEASED);
+            release_locked(c, s);
             given += s->span_size;
         }
         hwt_unlock(&c->lock);
