@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* heap.h: one place that answers "what is at this address" for reports, over the slab
+/* lookup.h: one place that answers "what is at this address" for reports, over the slab
  * and large back ends. Lock-free reads only. */
 #include "lookup.h"
 
