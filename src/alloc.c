@@ -2,6 +2,7 @@
 /* Front end: thread cache first, then the slab or large back ends; stack capture and
  * pointer validation. It defines no libc names (interpose.c does). */
 #include "alloc.h"
+#include "alloc_fast.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -23,25 +24,12 @@
 
 /* Frames between the program's call and the capture: the interposed function. */
 #define ENTRY_SKIP 1u
-/* Frames kept of an allocation or free: enough to place the call; fewer frames mean fewer
- * distinct stacks (python3 start-up: 17k at 16 frames, 15.5k at 12) and a shorter walk. */
-#define ALLOC_STACK_FRAMES 12u
 
-/* Stack of the current malloc/free, deduplicated; 0 when stacks are off. Must be called
- * directly from a function that interpose.c calls. */
-static inline __attribute__((always_inline)) uint32_t capture_stack(struct hwt_tcache *tc)
+/* Depot id of pcs[0..n), through the thread's cache of recent stacks (key: their hash). */
+static uint32_t stack_id(struct hwt_tcache *tc, const uintptr_t *pcs, unsigned n, uint64_t key)
 {
-    if (hwt_opts.stacktrace != HWT_ON)
-        return 0;
-    uintptr_t pcs[ALLOC_STACK_FRAMES];
-    unsigned n = hwt_unwind_fast(pcs, ALLOC_STACK_FRAMES, ENTRY_SKIP);
     if (unlikely(tc == NULL || tc == HWT_TCACHE_DEAD))
         return hwt_stackdepot_put((uint32_t)hwt_os_gettid(), pcs, n);
-    /* 64-bit hash: a collision (a wrong stack in a report) has odds of 2^-64 a pair */
-    uint64_t key = 0x9e3779b97f4a7c15u ^ n;
-    for (unsigned i = 0; i < n; i++)
-        key = (key ^ pcs[i]) * 0xff51afd7ed558ccdu;
-    key |= 1; /* 0 marks an empty entry */
     unsigned slot = (unsigned)(key >> 58) & (HWT_TCACHE_STACKS - 1);
     if (tc->stack_keys[slot] == key)
         return tc->stack_ids[slot];
@@ -53,14 +41,42 @@ static inline __attribute__((always_inline)) uint32_t capture_stack(struct hwt_t
     return id;
 }
 
-/* 1 while this thread is inside malloc, free or realloc: found set on entry, a signal
- * handler interrupted one of them and called another, which could only wait forever for
- * the lock the interrupted call holds or corrupt the cache it was updating. */
-static __thread int in_alloc __attribute__((tls_model("initial-exec")));
+/* Stack of the current malloc/free, deduplicated; 0 when stacks are off. Must be called
+ * directly from a function that interpose.c calls. */
+static inline __attribute__((always_inline)) uint32_t capture_stack(struct hwt_tcache *tc)
+{
+    if (hwt_opts.stacktrace != HWT_ON)
+        return 0;
+    uintptr_t pcs[HWT_ALLOC_STACK_FRAMES];
+    unsigned n = hwt_unwind_fast(pcs, HWT_ALLOC_STACK_FRAMES, ENTRY_SKIP);
+    uint64_t key = HWT_UNWIND_KEY_SEED;
+    for (unsigned i = 0; i < n; i++)
+        key = hwt_unwind_key_step(key, pcs[i]);
+    return stack_id(tc, pcs, n, hwt_unwind_key_end(key, n));
+}
+
+__attribute__((noinline)) uint32_t hwt_alloc_stack_miss(struct hwt_tcache *tc, uintptr_t fp)
+{
+    uintptr_t pcs[HWT_ALLOC_STACK_FRAMES];
+    uint64_t key;
+    unsigned n;
+    if (hwt_alloc_fast_on_stack(tc, fp)) {
+        n = hwt_unwind_walk(fp, tc->stack_hi, pcs, HWT_ALLOC_STACK_FRAMES, &key);
+    } else {
+        /* another stack (a signal stack, a coroutine's): the general walk finds its bounds;
+         * skip this function's own return into the caller of the fast path */
+        n = hwt_unwind_fast(pcs, HWT_ALLOC_STACK_FRAMES, 1);
+        key = HWT_UNWIND_KEY_SEED;
+        for (unsigned i = 0; i < n; i++)
+            key = hwt_unwind_key_step(key, pcs[i]);
+        key = hwt_unwind_key_end(key, n);
+    }
+    return stack_id(tc, pcs, n, key);
+}
 
 int hwt_alloc_busy(void)
 {
-    return in_alloc;
+    return hwt_self.busy;
 }
 
 __attribute__((noinline, cold, noreturn)) static void reentered(void)
@@ -74,21 +90,21 @@ __attribute__((noinline, cold, noreturn)) static void reentered(void)
 
 static inline __attribute__((always_inline)) void enter(void)
 {
-    if (unlikely(in_alloc))
+    if (unlikely(hwt_self.busy))
         reentered();
-    in_alloc = 1;
+    hwt_self.busy = 1;
     __atomic_signal_fence(__ATOMIC_SEQ_CST);
 }
 
 static inline __attribute__((always_inline)) void leave(void)
 {
     __atomic_signal_fence(__ATOMIC_SEQ_CST);
-    in_alloc = 0;
+    hwt_self.busy = 0;
 }
 
 static inline struct hwt_tcache *tcache(void)
 {
-    struct hwt_tcache *tc = hwt_tcache_self;
+    struct hwt_tcache *tc = hwt_self.tc;
     if (unlikely(tc == NULL))
         tc = hwt_thread_start();
     return tc;
@@ -97,18 +113,18 @@ static inline struct hwt_tcache *tcache(void)
 static inline __attribute__((always_inline)) void *
 alloc_small(struct hwt_tcache *tc, unsigned cls, size_t size, bool zero, uint32_t stack)
 {
-    uintptr_t addr;
+    struct hwt_slab_ref ref;
     if (likely(tc != NULL && tc != HWT_TCACHE_DEAD)) {
         struct hwt_tcache_bin *bin = &tc->bins[cls];
         if (unlikely(bin->count == 0) && !hwt_tcache_refill(bin, cls))
             return NULL;
-        addr = bin->slots[--bin->count];
-    } else if (hwt_slab_take(cls, &addr, 1) != 1) {
+        ref = bin->slots[--bin->count];
+    } else if (hwt_slab_take(cls, &ref, 1) != 1) {
         return NULL;
     }
     HWT_COUNT(small_allocs, 1);
     HWT_COUNT(live_bytes, (int64_t)hwt_align_up(size, HWT_GRANULE));
-    return hwt_slot_prepare(addr, size, zero, stack);
+    return hwt_slot_prepare_ref(ref, size, zero, stack, hwt_mte_active, hwt_tail_active);
 }
 
 static void *alloc_stacked(size_t size, size_t align, bool zero, struct hwt_tcache *tc,
@@ -155,14 +171,15 @@ free_small(struct hwt_tcache *tc, struct hwt_span *s, uint32_t idx, size_t usabl
     HWT_COUNT(small_frees, 1);
     HWT_COUNT(live_bytes, -(int64_t)usable);
     unsigned cls = s->cls;
+    struct hwt_slab_ref ref = {addr, &s->slots[idx]};
     if (likely(tc != NULL && tc != HWT_TCACHE_DEAD)) {
         struct hwt_tcache_bin *bin = &tc->bins[cls];
         if (unlikely(bin->count == bin->max))
             hwt_tcache_drain(bin, cls);
-        bin->slots[bin->count++] = addr;
+        bin->slots[bin->count++] = ref;
         return;
     }
-    hwt_slab_give(cls, &addr, 1);
+    hwt_slab_give(cls, &ref, 1);
 }
 
 /* Checks ptr before anything is modified. Returns false (after reporting) when it must

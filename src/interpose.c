@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "alloc.h"
+#include "alloc_fast.h"
 #include "arch/mte.h"
 #include "callback.h"
 #include "hwtag.h"
@@ -32,6 +33,9 @@
 
 EXPORT void *malloc(size_t size)
 {
+    void *fast = hwt_alloc_fast_malloc(size, false);
+    if (likely(fast != NULL))
+        return fast;
     if (unlikely(size > MAX_REQUEST)) {
         errno = ENOMEM; /* glibc: malloc(SIZE_MAX) -> NULL, ENOMEM */
         return NULL;
@@ -44,6 +48,8 @@ EXPORT void *malloc(size_t size)
 
 EXPORT void free(void *ptr)
 {
+    if (likely(hwt_alloc_fast_free(ptr)))
+        return;
     hwt_alloc_free(ptr);
     /* not a tail call: hwt_alloc_free's stack capture skips exactly this frame */
     __atomic_signal_fence(__ATOMIC_SEQ_CST);
@@ -56,6 +62,9 @@ EXPORT void *calloc(size_t n, size_t size)
         errno = ENOMEM; /* glibc: overflow -> NULL, ENOMEM */
         return NULL;
     }
+    void *fast = hwt_alloc_fast_malloc(total, true);
+    if (likely(fast != NULL))
+        return fast;
     void *p = hwt_alloc(total, HWT_GRANULE, true);
     if (unlikely(p == NULL))
         errno = ENOMEM;

@@ -30,12 +30,7 @@
 #include <libunwind.h>
 #endif
 
-#if defined(__aarch64__)
-/* Return addresses may carry a pointer authentication code above the 48-bit user VA. */
-#define HWT_PC_MASK ((UINT64_C(1) << 48) - 1)
-#else
-#define HWT_PC_MASK UINTPTR_MAX
-#endif
+#define HWT_PC_MASK HWT_UNWIND_PC_MASK
 
 /* A frame record is two words: the caller's frame pointer, then the return address. */
 #define HWT_FRAME_RECORD (2 * sizeof(uintptr_t))
@@ -186,6 +181,16 @@ __attribute__((noinline)) unsigned hwt_unwind_fast(uintptr_t *pcs, unsigned max,
     if (fp % sizeof(uintptr_t) != 0 || fp < r.lo || fp > r.hi - HWT_FRAME_RECORD)
         return 0;
     return walk_records(((const uintptr_t *)fp)[0], fp + HWT_FRAME_RECORD, r, pcs, 0, max, skip);
+}
+
+bool hwt_unwind_stack_bounds(uintptr_t addr, uintptr_t *lo, uintptr_t *hi)
+{
+    struct stack_range r = stack_range_of(addr, true);
+    if (r.hi - r.lo <= HWT_MIN_PAGE)
+        return false; /* the guess of the current page only */
+    *lo = r.lo;
+    *hi = r.hi;
+    return true;
 }
 
 /* The walk from a signal context: pc first, then the frame records from its frame pointer. */

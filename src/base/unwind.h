@@ -4,6 +4,8 @@
 #ifndef HWT_UNWIND_H
 #define HWT_UNWIND_H
 
+#include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 /* Prepares the unwinders (libunwind, stack bounds). Called once at start-up, before
@@ -14,6 +16,59 @@ void hwt_unwind_init(void);
  * by walking frame records (x29 chain); bounded and validated so a frame without a
  * record never makes it fault. Returns the number stored. */
 unsigned hwt_unwind_fast(uintptr_t *pcs, unsigned max, unsigned skip);
+
+/* Bounds [*lo, *hi) of the readable stack mapping holding addr (an address in a live
+ * frame of this thread); false when they cannot be known. */
+bool hwt_unwind_stack_bounds(uintptr_t addr, uintptr_t *lo, uintptr_t *hi);
+
+#if defined(__aarch64__)
+/* Return addresses may carry a pointer authentication code above the 48-bit user VA. */
+#define HWT_UNWIND_PC_MASK ((UINT64_C(1) << 48) - 1)
+#else
+#define HWT_UNWIND_PC_MASK UINTPTR_MAX
+#endif
+
+/* Key of a stack in the per-thread stack caches: a 64-bit hash of its return addresses,
+ * mixed in as they are walked, and of their number; never 0. A collision (a wrong stack in
+ * a report) has odds of 2^-64 a pair. */
+#define HWT_UNWIND_KEY_SEED UINT64_C(0x9e3779b97f4a7c15)
+static inline uint64_t hwt_unwind_key_step(uint64_t key, uintptr_t pc)
+{
+    return (key ^ pc) * UINT64_C(0xff51afd7ed558ccd);
+}
+static inline uint64_t hwt_unwind_key_end(uint64_t key, unsigned n)
+{
+    return (key ^ n) | 1;
+}
+
+/* The walk of hwt_unwind_fast, inline for the allocation fast paths: follows the frame
+ * records from the record at fp while each is aligned, above the last and below hi - 16,
+ * up to max return addresses; stores them in pcs when pcs != NULL. Returns the number and
+ * sets *key to their hash. fp must be a record of the calling thread inside [lo, hi). */
+static inline __attribute__((always_inline)) unsigned
+hwt_unwind_walk(uintptr_t fp, uintptr_t hi, uintptr_t *pcs, unsigned max, uint64_t *key)
+{
+    uint64_t k = HWT_UNWIND_KEY_SEED;
+    unsigned n = 0;
+    for (;;) {
+        const uintptr_t *record = (const uintptr_t *)fp;
+        uintptr_t pc = record[1] & HWT_UNWIND_PC_MASK;
+        if (pc == 0)
+            break;
+        if (pcs != NULL)
+            pcs[n] = pc;
+        k = hwt_unwind_key_step(k, pc);
+        if (++n == max)
+            break;
+        uintptr_t next = record[0];
+        if (next % sizeof(uintptr_t) != 0 || next < fp + 2 * sizeof(uintptr_t) ||
+            next > hi - 2 * sizeof(uintptr_t))
+            break;
+        fp = next;
+    }
+    *key = hwt_unwind_key_end(k, n);
+    return n;
+}
 
 /* The stack of the interrupted code: pcs[0] is the faulting pc. ucontext is the
  * third argument of an SA_SIGINFO handler. signal-safe */

@@ -9,7 +9,7 @@ static struct hwt_counters shared_counters; /* threads without a cache */
 
 struct hwt_counters *hwt_counters_self(void)
 {
-    struct hwt_tcache *tc = hwt_tcache_self;
+    struct hwt_tcache *tc = hwt_self.tc;
     if (tc == NULL || tc == HWT_TCACHE_DEAD)
         return &shared_counters;
     return &tc->counters;

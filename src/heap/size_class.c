@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* Span geometry of the size classes. Pure: no state beyond the page size. */
+/* Span geometry of the size classes and the class lookup table. No state beyond the page
+ * size and that table. */
 #include "size_class.h"
 
 #include "os.h"
@@ -8,6 +9,15 @@
 #define SPAN_MAX (128u * 1024u)
 #define SPAN_MIN_SLOTS 8u
 #define SPAN_FEW_SLOTS_ABOVE 4096u
+
+uint8_t hwt_size_class_lut[HWT_SMALL_MAX / HWT_GRANULE + 1];
+
+void hwt_size_class_init(void)
+{
+    _Static_assert(HWT_NUM_CLASSES <= 256, "a class fits in a byte");
+    for (size_t i = 0; i <= HWT_SMALL_MAX / HWT_GRANULE; i++)
+        hwt_size_class_lut[i] = (uint8_t)hwt_size_class_of(i * HWT_GRANULE);
+}
 
 size_t hwt_size_class_span(unsigned cls)
 {

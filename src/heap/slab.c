@@ -31,20 +31,25 @@ static struct central centrals[HWT_NUM_CLASSES];
 static struct hwt_lock heap_lock = HWT_LOCK_INIT;
 struct hwt_region hwt_slab_regions[HWT_MAX_REGIONS];
 uint32_t hwt_slab_region_count;
-unsigned hwt_slab_page_shift;
+struct hwt_span ***hwt_slab_regmap;
 static uint64_t heap_mapped_bytes; /* committed span bytes, less released ones */
 
 void hwt_slab_init(void)
 {
-    hwt_slab_page_shift = (unsigned)__builtin_ctzll(hwt_os_page_size);
+    hwt_size_class_init();
+    /* 2^22 pointers of address space, touched only where regions are: 8 bytes a region */
+    if (hwt_slab_regmap == NULL)
+        hwt_slab_regmap = hwt_os_map(((size_t)1 << HWT_REGMAP_BITS) * sizeof(void *), false);
 }
 
 static struct hwt_region *region_new_locked(void)
 {
     if (hwt_slab_region_count == MAX_REGIONS)
         return NULL;
-    void *base = hwt_os_reserve(REGION_SIZE, hwt_os_page_size);
-    struct hwt_span **map = hwt_meta_alloc((REGION_SIZE >> hwt_slab_page_shift) * sizeof(*map), 64);
+    if (hwt_slab_regmap == NULL)
+        return NULL;
+    void *base = hwt_os_reserve(REGION_SIZE, REGION_SIZE);
+    struct hwt_span **map = hwt_meta_alloc((REGION_SIZE / HWT_MAP_PAGE) * sizeof(*map), 64);
     if (base == NULL || map == NULL) {
         if (base != NULL)
             hwt_os_unmap(base, REGION_SIZE);
@@ -53,6 +58,7 @@ static struct hwt_region *region_new_locked(void)
     struct hwt_region *r = &hwt_slab_regions[hwt_slab_region_count];
     r->base = r->cursor = r->committed = (uintptr_t)base;
     r->pagemap = map;
+    __atomic_store_n(&hwt_slab_regmap[r->base >> HWT_REGION_SHIFT], map, __ATOMIC_RELEASE);
     __atomic_store_n(&hwt_slab_region_count, hwt_slab_region_count + 1, __ATOMIC_RELEASE);
     return r;
 }
@@ -138,11 +144,13 @@ static struct hwt_span *span_meta(unsigned cls)
     size_t words = (nslots + BITS_PER_WORD - 1) / BITS_PER_WORD;
     s = hwt_meta_alloc(sizeof(*s), 64);
     uint64_t *bits = hwt_meta_alloc(words * sizeof(uint64_t), 16);
-    struct hwt_slot *slots = hwt_meta_alloc(nslots * sizeof(struct hwt_slot), 16);
+    struct hwt_slot *slots = hwt_meta_alloc((nslots + 2) * sizeof(struct hwt_slot), 16);
     if (s == NULL || bits == NULL || slots == NULL)
         return NULL;
     s->free_bits = bits;
-    s->slots = slots;
+    s->slots = slots + 1;
+    s->slots[-1].word = HWT_SLOT_EDGE;
+    s->slots[nslots].word = HWT_SLOT_EDGE;
     return s;
 }
 
@@ -172,8 +180,8 @@ static void span_init(struct hwt_span *s, unsigned cls, uintptr_t base, bool tag
         __atomic_add_fetch(&heap_mapped_bytes, span_size, __ATOMIC_RELAXED);
     }
     struct hwt_region *r = hwt_slab_region_of(base);
-    for (uintptr_t p = base; p < base + span_size; p += hwt_os_page_size)
-        __atomic_store_n(&r->pagemap[(p - r->base) >> hwt_slab_page_shift], s, __ATOMIC_RELEASE);
+    for (uintptr_t p = base; p < base + span_size; p += HWT_MAP_PAGE)
+        __atomic_store_n(&r->pagemap[(p - r->base) >> HWT_MAP_SHIFT], s, __ATOMIC_RELEASE);
 }
 
 /* Out of address space: takes a released span of another class that is at least as big
@@ -256,7 +264,7 @@ static struct hwt_span *span_for_take_locked(struct central *c, unsigned cls)
     return s;
 }
 
-unsigned hwt_slab_take(unsigned cls, uintptr_t *out, unsigned n)
+unsigned hwt_slab_take(unsigned cls, struct hwt_slab_ref *out, unsigned n)
 {
     struct central *c = &centrals[cls];
     unsigned got = 0;
@@ -271,7 +279,9 @@ unsigned hwt_slab_take(unsigned cls, uintptr_t *out, unsigned n)
             while (bits != 0 && got < n) {
                 unsigned b = (unsigned)__builtin_ctzll(bits);
                 bits &= bits - 1;
-                out[got++] = s->base + ((w * BITS_PER_WORD + b) * (size_t)s->slot_size);
+                size_t idx = w * BITS_PER_WORD + b;
+                out[got].addr = s->base + idx * (size_t)s->slot_size;
+                out[got++].slot = &s->slots[idx];
                 s->nfree--;
             }
             s->free_bits[w] = bits;
@@ -318,14 +328,14 @@ bool hwt_slab_span_consistent(const struct hwt_span *s)
     return avail == s->nfree;
 }
 
-void hwt_slab_give(unsigned cls, const uintptr_t *slots, unsigned n)
+void hwt_slab_give(unsigned cls, const struct hwt_slab_ref *slots, unsigned n)
 {
     struct central *c = &centrals[cls];
     hwt_lock(&c->lock);
     for (unsigned i = 0; i < n; i++) {
-        struct hwt_span *s = hwt_slab_span_of(slots[i]);
+        struct hwt_span *s = hwt_slab_span_of(slots[i].addr);
         HWT_CHECK(s != NULL && s->cls == cls);
-        uint32_t idx = hwt_slab_index(s, slots[i]);
+        uint32_t idx = hwt_slab_index(s, slots[i].addr);
         uint64_t bit = UINT64_C(1) << (idx % BITS_PER_WORD);
         HWT_CHECK((s->free_bits[idx / BITS_PER_WORD] & bit) == 0);
         s->free_bits[idx / BITS_PER_WORD] |= bit;
@@ -362,7 +372,7 @@ bool hwt_slab_give_adopted(unsigned cls, uintptr_t addr)
               (s->free_bits[idx / BITS_PER_WORD] & bit) == 0;
     hwt_unlock(&c->lock);
     if (ok)
-        hwt_slab_give(cls, &addr, 1);
+        hwt_slab_give(cls, &(struct hwt_slab_ref){addr, &s->slots[idx]}, 1);
     return ok;
 }
 
@@ -411,9 +421,9 @@ void hwt_slab_class_usage(struct hwt_class_usage *out)
         struct hwt_region *r = &hwt_slab_regions[i];
         struct hwt_span *last = NULL;
         uintptr_t end = __atomic_load_n(&r->committed, __ATOMIC_ACQUIRE);
-        for (uintptr_t p = r->base; p < end; p += hwt_os_page_size) {
-            struct hwt_span *s = __atomic_load_n(&r->pagemap[(p - r->base) >> hwt_slab_page_shift],
-                                                 __ATOMIC_ACQUIRE);
+        for (uintptr_t p = r->base; p < end; p += HWT_MAP_PAGE) {
+            struct hwt_span *s =
+                __atomic_load_n(&r->pagemap[(p - r->base) >> HWT_MAP_SHIFT], __ATOMIC_ACQUIRE);
             if (s == NULL || s == last)
                 continue;
             last = s;

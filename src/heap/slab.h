@@ -12,7 +12,14 @@
 #include "object.h"
 #include "stackdepot.h"
 
-enum hwt_slot_state { HWT_SLOT_UNUSED = 0, HWT_SLOT_LIVE = 1, HWT_SLOT_FREED = 2 };
+/* HWT_SLOT_EDGE marks the two guard words around a span's slot words (slots[-1] and
+ * slots[nslots]): a neighbour read that finds it must look past the span (slot.c). */
+enum hwt_slot_state {
+    HWT_SLOT_UNUSED = 0,
+    HWT_SLOT_LIVE = 1,
+    HWT_SLOT_FREED = 2,
+    HWT_SLOT_EDGE = 3
+};
 
 /* Out-of-band state of one slot: one 64-bit word, changed with atomics, 8 bytes a slot
  * with the stacks (glibc spends 8 bytes of header on each chunk):
@@ -81,27 +88,41 @@ struct hwt_span {
     uint16_t cls;
     uint8_t list; /* which central list holds it; central lock */
     uint8_t pad;
-    uint64_t *free_bits; /* 1 = available in the span; central lock */
-    struct hwt_slot *slots;
+    uint64_t *free_bits;          /* 1 = available in the span; central lock */
+    struct hwt_slot *slots;       /* nslots words, an HWT_SLOT_EDGE word before and after */
     struct hwt_span *next, *prev; /* central lists; central lock */
 };
 
 void hwt_slab_init(void);
 
-/* Spans are carved from regions of HWT_REGION_SIZE bytes reserved on demand. */
-#define HWT_REGION_SIZE ((size_t)64 << 20)
+/* A free slot as the thread caches hold it: its untagged address and its slot word, so a
+ * malloc from the cache needs no lookup. */
+struct hwt_slab_ref {
+    uintptr_t addr;
+    struct hwt_slot *slot;
+};
+
+/* Spans are carved from regions of HWT_REGION_SIZE bytes reserved on demand, each aligned
+ * to its size, so one shift finds a region's page map in hwt_slab_regmap and one more the
+ * span. The page map has an entry per HWT_MAP_PAGE bytes whatever the OS page size. */
+#define HWT_REGION_SHIFT 26u
+#define HWT_REGION_SIZE ((size_t)1 << HWT_REGION_SHIFT)
 #define HWT_MAX_REGIONS 1024u
+#define HWT_MAP_SHIFT 12u
+#define HWT_MAP_PAGE ((size_t)1 << HWT_MAP_SHIFT)
+#define HWT_REGMAP_BITS (48u - HWT_REGION_SHIFT) /* user addresses below 2^48 */
 
 struct hwt_region {
     uintptr_t base;            /* HWT_REGION_SIZE bytes reserved */
     uintptr_t cursor;          /* next free byte; heap lock */
     uintptr_t committed;       /* end of the committed (read-write, PROT_MTE) prefix */
-    struct hwt_span **pagemap; /* per page: its span, NULL = none */
+    struct hwt_span **pagemap; /* per HWT_MAP_PAGE: its span, NULL = none */
 };
 
 extern struct hwt_region hwt_slab_regions[HWT_MAX_REGIONS];
 extern uint32_t hwt_slab_region_count; /* published with release after the region is set up */
-extern unsigned hwt_slab_page_shift;
+/* Per 2^HWT_REGION_SHIFT bytes of address space: that region's page map, or NULL. */
+extern struct hwt_span ***hwt_slab_regmap;
 
 /* Region holding addr, NULL when none. Lock-free. signal-safe */
 static inline struct hwt_region *hwt_slab_region_of(uintptr_t addr)
@@ -114,13 +135,21 @@ static inline struct hwt_region *hwt_slab_region_of(uintptr_t addr)
     return NULL;
 }
 
-/* Span holding addr (untagged), NULL when none. Lock-free. signal-safe */
+/* Span holding addr (untagged), NULL when none. Lock-free: the maps and the span are
+ * published with release stores and reached here through the loaded pointers (address
+ * dependencies), so relaxed loads see them whole. Inline: every free starts here.
+ * signal-safe */
 static inline struct hwt_span *hwt_slab_span_of(uintptr_t addr)
 {
-    struct hwt_region *r = hwt_slab_region_of(addr);
-    if (r == NULL)
+    uintptr_t top = addr >> HWT_REGION_SHIFT;
+    struct hwt_span ***regmap = __atomic_load_n(&hwt_slab_regmap, __ATOMIC_RELAXED);
+    if (unlikely(top >= ((uintptr_t)1 << HWT_REGMAP_BITS) || regmap == NULL))
         return NULL;
-    return __atomic_load_n(&r->pagemap[(addr - r->base) >> hwt_slab_page_shift], __ATOMIC_ACQUIRE);
+    struct hwt_span **map = __atomic_load_n(&regmap[top], __ATOMIC_RELAXED);
+    if (map == NULL)
+        return NULL;
+    return __atomic_load_n(&map[(addr >> HWT_MAP_SHIFT) & (HWT_REGION_SIZE / HWT_MAP_PAGE - 1)],
+                           __ATOMIC_RELAXED);
 }
 
 static inline uint32_t hwt_slab_index(const struct hwt_span *s, uintptr_t addr)
@@ -130,9 +159,9 @@ static inline uint32_t hwt_slab_index(const struct hwt_span *s, uintptr_t addr)
 
 /* Takes up to n available slots of class cls into out (untagged addresses; memory tag
  * HWT_TAG_FREE). Returns how many; 0 when out of memory. */
-unsigned hwt_slab_take(unsigned cls, uintptr_t *out, unsigned n);
+unsigned hwt_slab_take(unsigned cls, struct hwt_slab_ref *out, unsigned n);
 /* Gives slots (already retagged free) back to their spans. */
-void hwt_slab_give(unsigned cls, const uintptr_t *slots, unsigned n);
+void hwt_slab_give(unsigned cls, const struct hwt_slab_ref *slots, unsigned n);
 /* Fork child only: gives back a slot from a dead thread's bin after checking that it is
  * really out of its span and not live (the bin may have been mid-update); false when
  * the entry was dropped. */
@@ -146,13 +175,9 @@ static inline enum hwt_free_check hwt_slab_check(const void *ptr, struct hwt_spa
     uintptr_t addr = mte_untag(ptr);
     *span_out = NULL;
     *idx_out = 0;
-    struct hwt_region *r = hwt_slab_region_of(addr);
-    if (r == NULL)
-        return HWT_FREE_NOT_OURS;
-    struct hwt_span *s =
-        __atomic_load_n(&r->pagemap[(addr - r->base) >> hwt_slab_page_shift], __ATOMIC_ACQUIRE);
+    struct hwt_span *s = hwt_slab_span_of(addr);
     if (s == NULL)
-        return HWT_FREE_INVALID;
+        return hwt_slab_region_of(addr) != NULL ? HWT_FREE_INVALID : HWT_FREE_NOT_OURS;
     uint32_t idx = hwt_slab_index(s, addr);
     if (idx >= s->nslots || s->base + (uintptr_t)idx * s->slot_size != addr)
         return HWT_FREE_INVALID;

@@ -44,29 +44,24 @@ static inline __attribute__((always_inline)) unsigned neighbor_tag(const struct 
     return slot_word_tag(s, (int64_t)idx + dir);
 }
 
-void *hwt_slot_prepare(uintptr_t addr, size_t requested, bool zero, uint32_t stack)
+unsigned hwt_slot_pick_tag_edge(uintptr_t addr)
 {
     struct hwt_span *s = hwt_slab_span_of(addr);
     uint32_t idx = hwt_slab_index(s, addr);
-    struct hwt_slot *slot = &s->slots[idx];
-    /* Policy: exclude the slot's previous tag (an immediate use-after-free through the old
-     * pointer always faults) and both neighbours' tags (a linear overflow always faults). */
-    unsigned tag = HWT_TAG_UNTAGGED;
-    if (hwt_mte_active) {
-        uint64_t old = hwt_slot_load(slot);
-        uint16_t exclude = 0;
-        if (hwt_slot_state(old) != HWT_SLOT_UNUSED)
-            exclude |= HWT_TAG_BIT(hwt_slot_tag(old));
-        exclude |= HWT_TAG_BIT(neighbor_tag(s, idx, -1));
-        exclude |= HWT_TAG_BIT(neighbor_tag(s, idx, 1));
-        tag = hwt_tag_pick(exclude);
-    }
-    hwt_tag_range(addr, hwt_align_up(requested, HWT_GRANULE), tag, zero);
-    void *ptr = mte_with_tag(addr, tag);
-    hwt_tail_write(ptr, requested, zero);
-    __atomic_store_n(&slot->word, hwt_slot_word(HWT_SLOT_LIVE, tag, requested, stack, 0),
-                     __ATOMIC_RELEASE);
-    return ptr;
+    uint64_t old = hwt_slot_load(&s->slots[idx]);
+    uint16_t exclude = 0;
+    if (hwt_slot_state(old) != HWT_SLOT_UNUSED)
+        exclude |= HWT_TAG_BIT(hwt_slot_tag(old));
+    exclude |= HWT_TAG_BIT(neighbor_tag(s, idx, -1));
+    exclude |= HWT_TAG_BIT(neighbor_tag(s, idx, 1));
+    return hwt_tag_pick(exclude);
+}
+
+void *hwt_slot_prepare(uintptr_t addr, size_t requested, bool zero, uint32_t stack)
+{
+    struct hwt_span *s = hwt_slab_span_of(addr);
+    struct hwt_slab_ref ref = {addr, &s->slots[hwt_slab_index(s, addr)]};
+    return hwt_slot_prepare_ref(ref, requested, zero, stack, hwt_mte_active, hwt_tail_active);
 }
 
 uintptr_t hwt_slot_release(struct hwt_span *s, uint32_t idx, uint32_t stack)

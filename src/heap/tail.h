@@ -35,11 +35,12 @@ static inline void hwt_tail_pattern(uintptr_t granule, uint64_t *p0, uint64_t *p
 
 /* Writes the pattern past requested bytes of the fresh object at ptr (tagged). keep: the
  * object's own bytes in that granule must stay (calloc's zeros, realloc in place); a
- * fresh malloc's bytes are undefined, so the whole granule is written in one store pair. */
-static inline void hwt_tail_write(void *ptr, size_t requested, bool keep)
+ * fresh malloc's bytes are undefined, so the whole granule is written in one store pair.
+ * For callers that know tails are active (hwt_tail_write checks). */
+static inline void hwt_tail_put(void *ptr, size_t requested, bool keep)
 {
     unsigned off = (unsigned)(requested & (HWT_GRANULE - 1));
-    if (off == 0 || !hwt_tail_active)
+    if (off == 0)
         return;
     uint64_t *w = (uint64_t *)((uintptr_t)ptr + requested - off);
     uint64_t p0, p1;
@@ -57,18 +58,30 @@ static inline void hwt_tail_write(void *ptr, size_t requested, bool keep)
     w[1] = p1;
 }
 
+static inline void hwt_tail_write(void *ptr, size_t requested, bool keep)
+{
+    if (hwt_tail_active)
+        hwt_tail_put(ptr, requested, keep);
+}
+
 /* True when the tail past requested bytes of the object at ptr still holds the pattern
- * (always true for sizes that are a multiple of 16). */
-static inline bool hwt_tail_intact(const void *ptr, size_t requested)
+ * (always true for sizes that are a multiple of 16). For callers that know tails are
+ * active (hwt_tail_intact checks). */
+static inline bool hwt_tail_ok(const void *ptr, size_t requested)
 {
     unsigned off = (unsigned)(requested & (HWT_GRANULE - 1));
-    if (off == 0 || !hwt_tail_active)
+    if (off == 0)
         return true;
     const uint64_t *w = (const uint64_t *)((uintptr_t)ptr + requested - off);
     uint64_t p0, p1;
     hwt_tail_pattern(mte_untag(w), &p0, &p1);
     __uint128_t diff = ((__uint128_t)(w[1] ^ p1) << 64) | (w[0] ^ p0);
     return (diff >> (8 * off)) == 0;
+}
+
+static inline bool hwt_tail_intact(const void *ptr, size_t requested)
+{
+    return !hwt_tail_active || hwt_tail_ok(ptr, requested);
 }
 
 /* The expected and the present tail bytes of the object (for a report): fills up to 15

@@ -5,12 +5,16 @@
 
 #include <string.h>
 
+#include "arch/mte.h"
 #include "lock.h"
 #include "meta.h"
+#include "options.h"
 #include "os.h"
 #include "slab.h"
+#include "tail.h"
+#include "unwind.h"
 
-__thread struct hwt_tcache *hwt_tcache_self __attribute__((tls_model("initial-exec")));
+__thread struct hwt_thread_state hwt_self __attribute__((tls_model("initial-exec")));
 
 static struct hwt_lock list_lock = HWT_LOCK_INIT;
 static struct hwt_tcache *all_caches; /* list_lock */
@@ -40,7 +44,7 @@ static void flush_all(struct hwt_tcache *tc)
 
 void hwt_tcache_exit(struct hwt_tcache *tc)
 {
-    hwt_tcache_self = HWT_TCACHE_DEAD;
+    hwt_self.tc = HWT_TCACHE_DEAD;
     flush_all(tc);
     hwt_lock(&list_lock);
     tc->in_use = 0;
@@ -66,10 +70,10 @@ static struct hwt_tcache *cache_new(void)
     size_t slots = 0;
     for (unsigned cls = 0; cls < HWT_NUM_CLASSES; cls++)
         slots += bin_max(cls);
-    tc = hwt_meta_alloc(sizeof(*tc) + slots * sizeof(uintptr_t), 64);
+    tc = hwt_meta_alloc(sizeof(*tc) + slots * sizeof(struct hwt_slab_ref), 64);
     if (tc == NULL)
         return NULL;
-    uintptr_t *storage = (uintptr_t *)(tc + 1);
+    struct hwt_slab_ref *storage = (struct hwt_slab_ref *)(tc + 1);
     for (unsigned cls = 0; cls < HWT_NUM_CLASSES; cls++) {
         tc->bins[cls].max = bin_max(cls);
         tc->bins[cls].slots = storage;
@@ -90,7 +94,15 @@ struct hwt_tcache *hwt_tcache_create(void)
         return NULL;
     tc->tid = (uint32_t)hwt_os_gettid();
     memset(tc->stack_keys, 0, sizeof(tc->stack_keys)); /* a reused cache had another tid */
-    hwt_tcache_self = tc;
+    tc->flags = (hwt_mte_active ? HWT_TCACHE_MTE : 0u) |
+                (hwt_opts.stacktrace == HWT_ON ? HWT_TCACHE_STACK : 0u) |
+                (hwt_tail_active ? HWT_TCACHE_TAIL : 0u);
+    uintptr_t here = (uintptr_t)__builtin_frame_address(0);
+    if (!hwt_unwind_stack_bounds(here, &tc->stack_lo, &tc->stack_hi)) {
+        tc->stack_lo = 0; /* no frame pointer is ever inside: the general walk runs */
+        tc->stack_hi = 2 * sizeof(uintptr_t);
+    }
+    hwt_self.tc = tc;
     return tc;
 }
 
@@ -123,13 +135,13 @@ void hwt_tcache_unlock(void)
 
 /* A stale entry of a dead thread's bin may name a slot that was reused since and now sits
  * in the surviving thread's own bin. */
-static bool in_bin(const struct hwt_tcache *self, unsigned cls, uintptr_t addr)
+static bool in_bin(const struct hwt_tcache *self, unsigned cls, const struct hwt_slab_ref *ref)
 {
     if (self == NULL || self == HWT_TCACHE_DEAD)
         return false;
     const struct hwt_tcache_bin *bin = &self->bins[cls];
     for (uint32_t i = 0; i < bin->count && i < bin->max; i++) {
-        if (bin->slots[i] == addr)
+        if (bin->slots[i].addr == ref->addr)
             return true;
     }
     return false;
@@ -137,7 +149,7 @@ static bool in_bin(const struct hwt_tcache *self, unsigned cls, uintptr_t addr)
 
 void hwt_tcache_after_fork_child(void)
 {
-    struct hwt_tcache *self = hwt_tcache_self;
+    struct hwt_tcache *self = hwt_self.tc;
     hwt_lock_reset(&list_lock);
     for (struct hwt_tcache *c = all_caches; c != NULL; c = c->all_next) {
         if (c == self || !c->in_use)
@@ -149,8 +161,8 @@ void hwt_tcache_after_fork_child(void)
         for (unsigned cls = 0; cls < HWT_NUM_CLASSES; cls++) {
             struct hwt_tcache_bin *bin = &c->bins[cls];
             for (uint32_t i = 0; i < bin->max; i++) {
-                if (!in_bin(self, cls, bin->slots[i]))
-                    hwt_slab_give_adopted(cls, bin->slots[i]);
+                if (!in_bin(self, cls, &bin->slots[i]))
+                    hwt_slab_give_adopted(cls, bin->slots[i].addr);
             }
             bin->count = 0;
         }

@@ -7,23 +7,35 @@
 
 #include <stdint.h>
 
-#include "size_class.h"
 #include "counters.h"
+#include "size_class.h"
+#include "slab.h"
 
 #define HWT_TCACHE_STACKS 64u /* a power of two */
 
 struct hwt_tcache_bin {
-    uint32_t count; /* slots[0..count) are free slots (untagged), memory tag HWT_TAG_FREE */
+    uint32_t count; /* slots[0..count) are free slots, memory tag HWT_TAG_FREE */
     uint32_t max;
-    uintptr_t *slots;
+    struct hwt_slab_ref *slots;
+};
+
+/* What the fast paths do, fixed when the cache is made (the options are final by then). */
+enum {
+    HWT_TCACHE_MTE = 1,   /* tag objects (hwt_mte_active) */
+    HWT_TCACHE_STACK = 2, /* capture allocation and free stacks */
+    HWT_TCACHE_TAIL = 4,  /* write and check tail patterns (hwt_tail_active) */
 };
 
 struct hwt_tcache {
     struct hwt_tcache_bin bins[HWT_NUM_CLASSES];
+    uint32_t flags;               /* HWT_TCACHE_* */
     struct hwt_counters counters; /* written only by the owning thread */
     struct hwt_tcache *all_next;  /* every cache ever made; never unlinked */
     int in_use;                   /* owned by a live thread; tcache list lock */
     uint32_t tid;
+    /* The thread's stack mapping, where its frame records are: [stack_lo, stack_hi); an
+     * empty range (0, 16) when unknown. */
+    uintptr_t stack_lo, stack_hi;
     /* Recent stacks of this thread: 64-bit hash of the frames -> depot id, so a repeated
      * call site skips the depot's shared lookup. Cleared when the tid changes (fork). */
     uint64_t stack_keys[HWT_TCACHE_STACKS];
@@ -32,8 +44,15 @@ struct hwt_tcache {
 
 #define HWT_TCACHE_DEAD ((struct hwt_tcache *)1)
 
-/* NULL before the thread's first allocation, HWT_TCACHE_DEAD after its exit destructor. */
-extern __thread struct hwt_tcache *hwt_tcache_self;
+/* The calling thread's allocator state, one initial-exec TLS block. tc: NULL before the
+ * thread's first allocation, HWT_TCACHE_DEAD after its exit destructor. busy: 1 while
+ * the thread is inside malloc, free or realloc (a signal handler that finds it set has
+ * interrupted one of them). */
+struct hwt_thread_state {
+    struct hwt_tcache *tc;
+    int busy;
+};
+extern __thread struct hwt_thread_state hwt_self;
 
 /* Gives the calling thread a cache (or NULL when none can be had). Called by the thread
  * lifecycle (thread.c), which also arranges for hwt_tcache_exit at thread exit. */

@@ -17,6 +17,7 @@
 
 #include "harness.h"
 #include "options.h"
+#include "tcache.h"
 #include "report_text.h"
 
 #define LARGE_SIZE 40000     /* order 4: a page-backed object */
@@ -154,6 +155,9 @@ static __attribute__((noinline)) void three_stacks(void *arg)
 static void three_stacks_without_stacktrace(void *arg)
 {
     hwt_opts.stacktrace = HWT_OFF;
+    if (hwt_self.tc != NULL && hwt_self.tc != HWT_TCACHE_DEAD)
+        hwt_self.tc->flags &=
+            ~(uint32_t)HWT_TCACHE_STACK; /* the cache took the options at its start */
     three_stacks(arg);
 }
 

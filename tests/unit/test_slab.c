@@ -19,6 +19,31 @@
 #define ALLOC_STACK 0x1234u
 #define FREE_STACK 0x5678u
 
+/* The slab's take and give on bare addresses (the thread caches keep slot words too). */
+static unsigned take_addrs(unsigned cls, uintptr_t *out, unsigned n)
+{
+    struct hwt_slab_ref refs[1024];
+    assert_true(n <= 1024);
+    unsigned got = hwt_slab_take(cls, refs, n);
+    for (unsigned i = 0; i < got; i++) {
+        struct hwt_span *s = hwt_slab_span_of(refs[i].addr);
+        assert_ptr_equal(refs[i].slot, &s->slots[hwt_slab_index(s, refs[i].addr)]);
+        out[i] = refs[i].addr;
+    }
+    return got;
+}
+
+static void give_addrs(unsigned cls, const uintptr_t *in, unsigned n)
+{
+    struct hwt_slab_ref refs[1024];
+    assert_true(n <= 1024);
+    for (unsigned i = 0; i < n; i++) {
+        struct hwt_span *s = hwt_slab_span_of(in[i]);
+        refs[i] = (struct hwt_slab_ref){in[i], &s->slots[hwt_slab_index(s, in[i])]};
+    }
+    hwt_slab_give(cls, refs, n);
+}
+
 static int group_setup(void **state)
 {
     (void)state;
@@ -41,7 +66,7 @@ static size_t pow2_factor(size_t x)
 static uintptr_t take_one(unsigned cls)
 {
     uintptr_t addr = 0;
-    assert_int_equal(hwt_slab_take(cls, &addr, 1), 1);
+    assert_int_equal(take_addrs(cls, &addr, 1), 1);
     return addr;
 }
 
@@ -65,7 +90,7 @@ static void free_object(void *p)
     assert_int_equal(hwt_slab_check(p, &s, &idx), HWT_FREE_OK);
     uintptr_t addr = hwt_slot_release(s, idx, FREE_STACK);
     assert_int_equal(addr, mte_untag(p));
-    hwt_slab_give(s->cls, &addr, 1);
+    give_addrs(s->cls, &addr, 1);
 }
 
 static void test_taken_slots_are_in_the_heap_and_slot_aligned(void **state)
@@ -74,7 +99,7 @@ static void test_taken_slots_are_in_the_heap_and_slot_aligned(void **state)
     for (unsigned cls = 0; cls < HWT_NUM_CLASSES; cls++) {
         size_t size = hwt_size_class_size(cls);
         uintptr_t slots[16];
-        unsigned n = hwt_slab_take(cls, slots, 16);
+        unsigned n = take_addrs(cls, slots, 16);
         assert_int_equal(n, 16);
         for (unsigned i = 0; i < n; i++) {
             assert_true(in_heap(slots[i]));
@@ -92,7 +117,7 @@ static void test_taken_slots_are_in_the_heap_and_slot_aligned(void **state)
             for (unsigned j = 0; j < i; j++)
                 assert_true(slots[j] + size <= slots[i] || slots[i] + size <= slots[j]);
         }
-        hwt_slab_give(cls, slots, n);
+        give_addrs(cls, slots, n);
     }
 }
 
@@ -113,7 +138,7 @@ static void test_slots_span_more_than_one_span(void **state)
         for (unsigned j = 0; j < i; j++)
             assert_true(slots[j] + size <= slots[i] || slots[i] + size <= slots[j]);
     }
-    hwt_slab_give(cls, slots, n);
+    give_addrs(cls, slots, n);
     /* every span is now empty: one kept, the others released; taking again works */
     for (unsigned i = 0; i < n; i++) {
         slots[i] = take_one(cls);
@@ -138,7 +163,7 @@ static void test_aligned_classes_give_aligned_slots(void **state)
         unsigned cls = hwt_size_class_aligned(100, align);
         assert_true(cls < HWT_NUM_CLASSES);
         uintptr_t slots[9];
-        unsigned n = hwt_slab_take(cls, slots, 9);
+        unsigned n = take_addrs(cls, slots, 9);
         assert_int_equal(n, 9);
         for (unsigned i = 0; i < n; i++) {
             assert_true(in_heap(slots[i]));
@@ -146,7 +171,7 @@ static void test_aligned_classes_give_aligned_slots(void **state)
                 fail_msg("class %u slot %#lx not aligned to %zu", cls, (unsigned long)slots[i],
                          align);
         }
-        hwt_slab_give(cls, slots, n);
+        give_addrs(cls, slots, n);
     }
 }
 
@@ -224,7 +249,7 @@ static void test_released_pointer_is_a_double_free(void **state)
     assert_int_equal(hwt_slot_release(s, idx, FREE_STACK), 0);
     if (hwt_mte_active)
         assert_int_equal(mte_load_tag(addr), HWT_TAG_FREE);
-    hwt_slab_give(s->cls, &addr, 1);
+    give_addrs(s->cls, &addr, 1);
     /* still a double free once the slot is back in its span */
     assert_int_equal(hwt_slab_check(p, &s, &idx), HWT_FREE_DOUBLE);
 }
@@ -238,7 +263,7 @@ static void test_never_used_slot_is_invalid(void **state)
     struct hwt_span *s;
     uint32_t idx;
     assert_int_equal(hwt_slab_check((void *)addr, &s, &idx), HWT_FREE_INVALID);
-    hwt_slab_give(cls, &addr, 1);
+    give_addrs(cls, &addr, 1);
 }
 
 static void test_pointers_outside_the_heap_are_not_ours(void **state)
@@ -276,7 +301,7 @@ static void test_span_tail_past_the_last_slot_is_invalid(void **state)
     assert_int_equal(hwt_slab_check((void *)tail, &s, &idx), HWT_FREE_INVALID);
     struct hwt_object o;
     assert_false(hwt_lookup_addr(tail, &o));
-    hwt_slab_give(cls, &addr, 1);
+    give_addrs(cls, &addr, 1);
 }
 
 static void test_lookup_describes_live_and_freed_objects(void **state)
@@ -323,7 +348,7 @@ static void test_lookup_describes_live_and_freed_objects(void **state)
     assert_true(o.ever_used);
     assert_int_equal(o.alloc_stack, ALLOC_STACK);
     assert_int_equal(o.free_stack, FREE_STACK);
-    hwt_slab_give(s->cls, &addr, 1);
+    give_addrs(s->cls, &addr, 1);
 }
 
 static void test_lookup_neighbor_walks_the_span(void **state)
@@ -346,7 +371,7 @@ static void test_lookup_neighbor_walks_the_span(void **state)
     }
     assert_false(hwt_lookup_neighbor(a, -(long)idx - 1, &o));
     assert_false(hwt_lookup_neighbor(a, (long)(s->nslots - idx), &o));
-    hwt_slab_give(cls, &a, 1);
+    give_addrs(cls, &a, 1);
 }
 
 static void test_neighbours_get_different_tags(void **state)
@@ -358,7 +383,7 @@ static void test_neighbours_get_different_tags(void **state)
     enum { N = 64 };
     uintptr_t slots[N];
     void *ptrs[N];
-    assert_int_equal(hwt_slab_take(cls, slots, N), N);
+    assert_int_equal(take_addrs(cls, slots, N), N);
     for (unsigned i = 0; i < N; i++)
         ptrs[i] = hwt_slot_prepare(slots[i], 32, false, ALLOC_STACK);
     for (unsigned i = 0; i < N; i++) {
