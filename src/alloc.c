@@ -55,23 +55,47 @@ static inline __attribute__((always_inline)) uint32_t capture_stack(struct hwt_t
     return stack_id(tc, pcs, n, hwt_unwind_key_end(key, n));
 }
 
-__attribute__((noinline)) uint32_t hwt_alloc_stack_miss(struct hwt_tcache *tc, uintptr_t fp)
+/* The out-of-line fast paths (alloc_fast.h), one copy per set of flags. */
+__attribute__((noinline)) void *hwt_alloc_fast_malloc_default(struct hwt_thread_state *self,
+                                                              struct hwt_tcache *tc, size_t size,
+                                                              uintptr_t fp)
 {
-    uintptr_t pcs[HWT_ALLOC_STACK_FRAMES];
-    uint64_t key;
-    unsigned n;
-    if (hwt_alloc_fast_on_stack(tc, fp)) {
-        n = hwt_unwind_walk(fp, tc->stack_hi, pcs, HWT_ALLOC_STACK_FRAMES, &key);
-    } else {
-        /* another stack (a signal stack, a coroutine's): the general walk finds its bounds;
-         * skip this function's own return into the caller of the fast path */
-        n = hwt_unwind_fast(pcs, HWT_ALLOC_STACK_FRAMES, 1);
-        key = HWT_UNWIND_KEY_SEED;
-        for (unsigned i = 0; i < n; i++)
-            key = hwt_unwind_key_step(key, pcs[i]);
-        key = hwt_unwind_key_end(key, n);
-    }
-    return stack_id(tc, pcs, n, key);
+    return hwt_alloc_fast_malloc_with(self, tc, size, false, HWT_ALLOC_FLAGS_DEFAULT, fp);
+}
+
+__attribute__((noinline)) void *hwt_alloc_fast_malloc_no_stack(struct hwt_thread_state *self,
+                                                               struct hwt_tcache *tc, size_t size,
+                                                               uintptr_t fp)
+{
+    return hwt_alloc_fast_malloc_with(self, tc, size, false, HWT_ALLOC_FLAGS_NO_STACK, fp);
+}
+
+__attribute__((noinline)) void *hwt_alloc_fast_malloc_flags(struct hwt_thread_state *self,
+                                                            struct hwt_tcache *tc, size_t size,
+                                                            bool zero, uintptr_t fp)
+{
+    return hwt_alloc_fast_malloc_with(self, tc, size, zero, self->flags, fp);
+}
+
+__attribute__((noinline)) bool hwt_alloc_fast_free_default(struct hwt_thread_state *self,
+                                                           struct hwt_tcache *tc, void *ptr,
+                                                           uintptr_t fp)
+{
+    return hwt_alloc_fast_free_with(self, tc, ptr, HWT_ALLOC_FLAGS_DEFAULT, fp);
+}
+
+__attribute__((noinline)) bool hwt_alloc_fast_free_no_stack(struct hwt_thread_state *self,
+                                                            struct hwt_tcache *tc, void *ptr,
+                                                            uintptr_t fp)
+{
+    return hwt_alloc_fast_free_with(self, tc, ptr, HWT_ALLOC_FLAGS_NO_STACK, fp);
+}
+
+__attribute__((noinline)) bool hwt_alloc_fast_free_flags(struct hwt_thread_state *self,
+                                                         struct hwt_tcache *tc, void *ptr,
+                                                         uintptr_t fp)
+{
+    return hwt_alloc_fast_free_with(self, tc, ptr, self->flags, fp);
 }
 
 int hwt_alloc_busy(void)
@@ -102,6 +126,16 @@ static inline __attribute__((always_inline)) void leave(void)
     hwt_self.busy = 0;
 }
 
+/* An event of the history ring, through the thread's cursor when it has a cache. */
+static void record(struct hwt_tcache *tc, const void *ptr, size_t size, uint32_t stack,
+                   bool is_free)
+{
+    if (tc != NULL && tc != HWT_TCACHE_DEAD)
+        hwt_history_put(&tc->history, ptr, size, stack, is_free);
+    else
+        hwt_history_record(ptr, size, stack, is_free);
+}
+
 static inline struct hwt_tcache *tcache(void)
 {
     struct hwt_tcache *tc = hwt_self.tc;
@@ -124,7 +158,8 @@ alloc_small(struct hwt_tcache *tc, unsigned cls, size_t size, bool zero, uint32_
     }
     HWT_COUNT(small_allocs, 1);
     HWT_COUNT(live_bytes, (int64_t)hwt_align_up(size, HWT_GRANULE));
-    return hwt_slot_prepare_ref(ref, size, zero, stack, hwt_mte_active, hwt_tail_active);
+    return hwt_slot_prepare_ref(ref, hwt_size_class_bytes[cls], size, zero, stack, hwt_mte_active,
+                                hwt_tail_active);
 }
 
 static void *alloc_stacked(size_t size, size_t align, bool zero, struct hwt_tcache *tc,
@@ -152,7 +187,7 @@ __attribute__((noinline)) void *hwt_alloc(size_t size, size_t align, bool zero)
     uint32_t stack = capture_stack(tc);
     void *p = alloc_stacked(size, align, zero, tc, stack);
     if (hwt_mte_active && p != NULL)
-        hwt_history_record(p, size, stack, false);
+        record(tc, p, size, stack, false);
     mte_tco_clear();
     leave();
     return p;
@@ -210,7 +245,7 @@ static void free_checked(struct hwt_tcache *tc, const void *ptr, struct hwt_span
     if (unlikely(!hwt_tail_intact(ptr, size)))
         hwt_fault_tail(ptr, size, false); /* returns when HWTAG_FAULT lets the program go on */
     if (hwt_mte_active)
-        hwt_history_record(ptr, size, stack, true);
+        record(tc, ptr, size, stack, true);
     if (s != NULL)
         free_small(tc, s, idx, hwt_align_up(size, HWT_GRANULE), stack);
     else
@@ -280,7 +315,7 @@ static inline __attribute__((always_inline)) void *realloc_checked(void *ptr, si
         return NULL;
     memcpy(fresh, ptr, old_requested < size ? old_requested : size);
     if (hwt_mte_active)
-        hwt_history_record(fresh, size, stack, false);
+        record(tc, fresh, size, stack, false);
     free_checked(tc, ptr, s, idx, l, stack);
     return fresh;
 }

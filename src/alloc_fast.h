@@ -25,11 +25,10 @@
  * distinct stacks (python3 start-up: 17k at 16 frames, 15.5k at 12) and a shorter walk. */
 #define HWT_ALLOC_STACK_FRAMES 12u
 
-/* A thread-owned counter: only its thread writes it, readers want whole values. */
+/* A thread-owned counter: only its thread writes it, with one aligned store, so readers
+ * (relaxed atomic loads) see whole values. */
 #define HWT_TC_COUNT(tc, field, n)                                                                 \
-    __atomic_store_n(&(tc)->counters.field,                                                        \
-                     __atomic_load_n(&(tc)->counters.field, __ATOMIC_RELAXED) + (n),               \
-                     __ATOMIC_RELAXED)
+    (*(volatile __typeof__((tc)->counters.field) *)&(tc)->counters.field += (n))
 
 /* True when fp can be the first frame record of a walk on the thread's own stack. */
 static inline bool hwt_alloc_fast_on_stack(const struct hwt_tcache *tc, uintptr_t fp)
@@ -37,70 +36,65 @@ static inline bool hwt_alloc_fast_on_stack(const struct hwt_tcache *tc, uintptr_
     return fp - tc->stack_lo < tc->stack_hi - tc->stack_lo - 2 * sizeof(uintptr_t);
 }
 
-/* Depot id of the stack from the frame record fp when its key was not in the thread's
- * stack cache (or fp is on another stack): walks again keeping the frames. alloc.c */
-uint32_t hwt_alloc_stack_miss(struct hwt_tcache *tc, uintptr_t fp);
-
-/* Stack of this malloc or free from the entry point's own frame record fp: a walk that only
- * hashes, then the thread's stack cache. */
-static inline __attribute__((always_inline)) uint32_t hwt_alloc_fast_stack(struct hwt_tcache *tc,
-                                                                           uintptr_t fp)
+/* Depot id of the stack from the frame record fp: a walk of the thread's own stack that
+ * only hashes, then the thread's stack cache. False (a miss, or fp on another stack) when
+ * the general path must capture it. */
+static inline __attribute__((always_inline)) bool hwt_alloc_fast_stack(const struct hwt_tcache *tc,
+                                                                       uintptr_t fp, uint32_t *id)
 {
     if (unlikely(!hwt_alloc_fast_on_stack(tc, fp)))
-        return hwt_alloc_stack_miss(tc, fp);
+        return false;
     uint64_t key;
     hwt_unwind_walk(fp, tc->stack_hi, NULL, HWT_ALLOC_STACK_FRAMES, &key);
     unsigned i = (unsigned)(key >> 58) & (HWT_TCACHE_STACKS - 1);
-    if (likely(tc->stack_keys[i] == key))
-        return tc->stack_ids[i];
-    return hwt_alloc_stack_miss(tc, fp);
+    *id = tc->stack_ids[i];
+    return likely(tc->stack_keys[i] == key);
 }
 
-/* malloc/calloc of size bytes (16-byte alignment) from the cache; NULL when the general
- * path must do it. */
-static inline __attribute__((always_inline)) void *hwt_alloc_fast_malloc(size_t size, bool zero)
+/* The fast paths make no call: each rare case (an empty or full bin, a stack not in the
+ * thread's cache, a history batch used up, a bad pointer) leaves before anything has
+ * changed, and the general path does it. They run without Tag Check Override: their only
+ * accesses to object memory, the tail pattern's, carry the object's own tag. */
+
+/* The malloc fast path for flags (HWT_TCACHE_*): inlined with flags 0 (the allocator alone:
+ * no tags, stacks or tails) into the entry points and with each cache's flags as constants
+ * into alloc.c. fp: the entry point's frame record, where stack walks start. */
+static inline __attribute__((always_inline)) void *
+hwt_alloc_fast_malloc_with(struct hwt_thread_state *self, struct hwt_tcache *tc, size_t size,
+                           bool zero, unsigned flags, uintptr_t fp)
 {
-    struct hwt_thread_state *self = &hwt_self;
-    struct hwt_tcache *tc = self->tc;
-    if (unlikely(size > HWT_SMALL_MAX || (uintptr_t)tc <= (uintptr_t)HWT_TCACHE_DEAD || self->busy))
-        return NULL;
     /* busy before the bin is read: a signal handler's malloc must not pop the same slot */
     self->busy = 1;
     __atomic_signal_fence(__ATOMIC_SEQ_CST);
-    struct hwt_tcache_bin *bin = &tc->bins[hwt_size_class_lut[(size + 15) >> HWT_GRANULE_SHIFT]];
+    unsigned cls = hwt_size_class_lut[(size + 15) >> HWT_GRANULE_SHIFT];
+    struct hwt_tcache_bin *bin = &tc->bins[cls];
     uint32_t n = bin->count;
+    bool tagged = HWTAG_MTE && (flags & HWT_TCACHE_MTE);
+    uint32_t stack = 0;
     void *p = NULL;
-    if (likely(n != 0)) {
-        unsigned flags = tc->flags;
-        bool tagged = HWTAG_MTE && (flags & HWT_TCACHE_MTE);
-        if (tagged)
-            mte_tco_on();
-        uint32_t stack = 0;
-        if (flags & HWT_TCACHE_STACK)
-            stack = hwt_alloc_fast_stack(tc, (uintptr_t)__builtin_frame_address(0));
-        struct hwt_slab_ref ref = bin->slots[n - 1];
-        bin->count = n - 1;
-        p = hwt_slot_prepare_ref(ref, size, zero, stack, tagged, flags & HWT_TCACHE_TAIL);
-        HWT_TC_COUNT(tc, small_allocs, 1);
-        HWT_TC_COUNT(tc, live_bytes, (int64_t)hwt_align_up(size, HWT_GRANULE));
-        if (tagged) {
-            hwt_history_record(p, size, stack, false);
-            mte_tco_off();
-        }
-    }
+    if (unlikely(n == 0) || (tagged && unlikely(tc->history.next == tc->history.end)) ||
+        ((flags & HWT_TCACHE_STACK) && !hwt_alloc_fast_stack(tc, fp, &stack)))
+        goto out;
+    struct hwt_slab_ref ref = bin->slots[n - 1];
+    bin->count = n - 1;
+    p = hwt_slot_prepare_ref(ref, hwt_size_class_bytes[cls], size, zero, stack, tagged,
+                             flags & HWT_TCACHE_TAIL);
+    HWT_TC_COUNT(tc, small_allocs, 1);
+    HWT_TC_COUNT(tc, live_bytes, (int64_t)hwt_align_up(size, HWT_GRANULE));
+    if (tagged)
+        hwt_history_put_claimed(&tc->history, p, size, stack, false);
+out:
     __atomic_signal_fence(__ATOMIC_SEQ_CST);
     self->busy = 0;
     return p;
 }
 
-/* free of a live small object into the cache; false when the general path must do it
- * (nothing has been changed then). */
-static inline __attribute__((always_inline)) bool hwt_alloc_fast_free(void *ptr)
+/* The free fast path (see hwt_alloc_fast_malloc_with); false, with nothing changed, when
+ * the general path must do it. */
+static inline __attribute__((always_inline)) bool
+hwt_alloc_fast_free_with(struct hwt_thread_state *self, struct hwt_tcache *tc, void *ptr,
+                         unsigned flags, uintptr_t fp)
 {
-    struct hwt_thread_state *self = &hwt_self;
-    struct hwt_tcache *tc = self->tc;
-    if (unlikely((uintptr_t)tc <= (uintptr_t)HWT_TCACHE_DEAD || self->busy))
-        return false;
     uintptr_t addr = mte_untag(ptr);
     struct hwt_span *s = hwt_slab_span_of(addr);
     if (unlikely(s == NULL))
@@ -112,20 +106,16 @@ static inline __attribute__((always_inline)) bool hwt_alloc_fast_free(void *ptr)
     struct hwt_tcache_bin *bin = &tc->bins[s->cls];
     self->busy = 1;
     __atomic_signal_fence(__ATOMIC_SEQ_CST);
-    unsigned flags = tc->flags;
     bool tagged = HWTAG_MTE && (flags & HWT_TCACHE_MTE);
     uint64_t w = __atomic_load_n(&slot->word, __ATOMIC_RELAXED);
     size_t requested = hwt_slot_requested(w);
-    bool ok = bin->count != bin->max && hwt_slot_state(w) == HWT_SLOT_LIVE &&
-              (!tagged || mte_ptr_tag(ptr) == hwt_slot_tag(w));
-    if (tagged)
-        mte_tco_on();
-    if (ok && (flags & HWT_TCACHE_TAIL) && !hwt_tail_ok(ptr, requested))
-        ok = false;
     uint32_t stack = 0;
+    bool ok = bin->count != bin->max && hwt_slot_state(w) == HWT_SLOT_LIVE &&
+              (!tagged || (mte_ptr_tag(ptr) == hwt_slot_tag(w) &&
+                           likely(tc->history.next != tc->history.end))) &&
+              (!(flags & HWT_TCACHE_TAIL) || hwt_tail_ok(ptr, requested)) &&
+              (!(flags & HWT_TCACHE_STACK) || hwt_alloc_fast_stack(tc, fp, &stack));
     if (ok) {
-        if (flags & HWT_TCACHE_STACK)
-            stack = hwt_alloc_fast_stack(tc, (uintptr_t)__builtin_frame_address(0));
         uint64_t freed = (w & ~((HWT_SLOT_STACK_MASK << HWT_SLOT_FREE_SHIFT) | 3u)) |
                          HWT_SLOT_FREED | (uint64_t)stack << HWT_SLOT_FREE_SHIFT;
         ok = __atomic_compare_exchange_n(&slot->word, &w, freed, false, __ATOMIC_ACQ_REL,
@@ -135,17 +125,81 @@ static inline __attribute__((always_inline)) bool hwt_alloc_fast_free(void *ptr)
         size_t usable = hwt_align_up(requested, HWT_GRANULE);
         if (tagged) {
             if (usable != 0)
-                mte_store_tags(mte_with_tag(addr, HWT_TAG_FREE), usable, false);
-            hwt_history_record(ptr, requested, stack, true);
+                mte_store_tags_on(mte_with_tag(addr, HWT_TAG_FREE), usable, false);
+            hwt_history_put_claimed(&tc->history, ptr, requested, stack, true);
         }
         bin->slots[bin->count++] = (struct hwt_slab_ref){addr, slot};
         HWT_TC_COUNT(tc, small_frees, 1);
         HWT_TC_COUNT(tc, live_bytes, -(int64_t)usable);
     }
-    if (tagged)
-        mte_tco_off();
     __atomic_signal_fence(__ATOMIC_SEQ_CST);
     self->busy = 0;
+    return ok;
+}
+
+/* The fast paths with the cache's own flags, out of line (alloc.c): the two defaults,
+ * tagged with stacks and without, as copies with their flags constant, and any flags. */
+#define HWT_ALLOC_FLAGS_DEFAULT (HWT_TCACHE_MTE | HWT_TCACHE_TAIL | HWT_TCACHE_STACK)
+#define HWT_ALLOC_FLAGS_NO_STACK (HWT_TCACHE_MTE | HWT_TCACHE_TAIL)
+void *hwt_alloc_fast_malloc_default(struct hwt_thread_state *self, struct hwt_tcache *tc,
+                                    size_t size, uintptr_t fp);
+void *hwt_alloc_fast_malloc_no_stack(struct hwt_thread_state *self, struct hwt_tcache *tc,
+                                     size_t size, uintptr_t fp);
+void *hwt_alloc_fast_malloc_flags(struct hwt_thread_state *self, struct hwt_tcache *tc, size_t size,
+                                  bool zero, uintptr_t fp);
+bool hwt_alloc_fast_free_default(struct hwt_thread_state *self, struct hwt_tcache *tc, void *ptr,
+                                 uintptr_t fp);
+bool hwt_alloc_fast_free_no_stack(struct hwt_thread_state *self, struct hwt_tcache *tc, void *ptr,
+                                  uintptr_t fp);
+bool hwt_alloc_fast_free_flags(struct hwt_thread_state *self, struct hwt_tcache *tc, void *ptr,
+                               uintptr_t fp);
+
+/* malloc/calloc of size bytes (16-byte alignment) from the cache; NULL when the general
+ * path must do it. Inline in the entry point. */
+static inline __attribute__((always_inline)) void *hwt_alloc_fast_malloc(size_t size, bool zero)
+{
+    struct hwt_thread_state *self = &hwt_self;
+    struct hwt_tcache *tc = self->tc;
+    if (unlikely(size > HWT_SMALL_MAX || (uintptr_t)tc <= (uintptr_t)HWT_TCACHE_DEAD))
+        return NULL;
+    if (likely(self->gate == 0))
+        return hwt_alloc_fast_malloc_with(self, tc, size, zero, 0, 0);
+    if (self->busy)
+        return NULL;
+    uintptr_t fp = (uintptr_t)__builtin_frame_address(0);
+    void *p;
+    if (!zero && self->flags == HWT_ALLOC_FLAGS_DEFAULT)
+        p = hwt_alloc_fast_malloc_with(self, tc, size, false, HWT_ALLOC_FLAGS_DEFAULT, fp);
+    else if (!zero && self->flags == HWT_ALLOC_FLAGS_NO_STACK)
+        p = hwt_alloc_fast_malloc_with(self, tc, size, false, HWT_ALLOC_FLAGS_NO_STACK, fp);
+    else
+        p = hwt_alloc_fast_malloc_flags(self, tc, size, zero, fp);
+    /* not a tail call: the walk starts at this frame's record */
+    __atomic_signal_fence(__ATOMIC_SEQ_CST);
+    return p;
+}
+
+/* free of a live small object into the cache; false when the general path must do it.
+ * Inline in the entry point. */
+static inline __attribute__((always_inline)) bool hwt_alloc_fast_free(void *ptr)
+{
+    struct hwt_thread_state *self = &hwt_self;
+    struct hwt_tcache *tc = self->tc;
+    if (unlikely((uintptr_t)tc <= (uintptr_t)HWT_TCACHE_DEAD))
+        return false;
+    if (likely(self->gate == 0))
+        return hwt_alloc_fast_free_with(self, tc, ptr, 0, 0);
+    if (self->busy)
+        return false;
+    uintptr_t fp = (uintptr_t)__builtin_frame_address(0);
+    bool ok;
+    if (self->flags == HWT_ALLOC_FLAGS_DEFAULT)
+        ok = hwt_alloc_fast_free_with(self, tc, ptr, HWT_ALLOC_FLAGS_DEFAULT, fp);
+    else if (self->flags == HWT_ALLOC_FLAGS_NO_STACK)
+        ok = hwt_alloc_fast_free_with(self, tc, ptr, HWT_ALLOC_FLAGS_NO_STACK, fp);
+    else
+        ok = hwt_alloc_fast_free_flags(self, tc, ptr, fp);
+    __atomic_signal_fence(__ATOMIC_SEQ_CST);
     return ok;
 }
 

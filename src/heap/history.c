@@ -4,10 +4,14 @@
 #include "history.h"
 
 #include "arch/mte.h"
+#include "lock.h"
 #include "meta.h"
 
 static struct hwt_history_event *ring; /* HWT_HISTORY_ENTRIES, published with release */
-static uint32_t next_claim;
+static uint32_t next_claim;            /* entries claimed so far, in whole batches */
+static uint64_t shared_clock;          /* hwt_history_clock where there is no timer */
+static struct hwt_lock shared_lock = HWT_LOCK_INIT;
+static struct hwt_history_cursor shared_cursor; /* shared_lock: callers without a cache */
 
 bool hwt_history_init(void)
 {
@@ -20,20 +24,31 @@ bool hwt_history_init(void)
     return true;
 }
 
-void hwt_history_record(const void *ptr, size_t size, uint32_t stack, bool is_free)
+uint64_t hwt_history_clock_slow(void)
 {
+    return __atomic_add_fetch(&shared_clock, 1, __ATOMIC_RELAXED);
+}
+
+bool hwt_history_claim(struct hwt_history_cursor *c)
+{
+    _Static_assert(HWT_HISTORY_ENTRIES % HWT_HISTORY_BATCH == 0, "batches tile the ring");
     struct hwt_history_event *r = __atomic_load_n(&ring, __ATOMIC_ACQUIRE);
     if (r == NULL)
+        return false;
+    uint32_t first = __atomic_fetch_add(&next_claim, HWT_HISTORY_BATCH, __ATOMIC_RELAXED);
+    c->next = &r[first & (HWT_HISTORY_ENTRIES - 1)];
+    c->end = c->next + HWT_HISTORY_BATCH;
+    return true;
+}
+
+void hwt_history_record(const void *ptr, size_t size, uint32_t stack, bool is_free)
+{
+    /* rare (a thread without a cache, page-backed objects); a try-lock, as a signal
+     * handler may interrupt the holder: the event is dropped then */
+    if (!hwt_trylock(&shared_lock))
         return;
-    uint32_t claim = __atomic_fetch_add(&next_claim, 1, __ATOMIC_RELAXED);
-    struct hwt_history_event *e = &r[claim & (HWT_HISTORY_ENTRIES - 1)];
-    __atomic_store_n(&e->seq, 0, __ATOMIC_RELAXED);
-    __atomic_thread_fence(__ATOMIC_RELEASE);
-    e->ptr = (uintptr_t)ptr;
-    e->size = size > UINT32_MAX ? UINT32_MAX : (uint32_t)size;
-    e->stack = stack;
-    e->is_free = is_free;
-    __atomic_store_n(&e->seq, claim + 1, __ATOMIC_RELEASE);
+    hwt_history_put(&shared_cursor, ptr, size, stack, is_free);
+    hwt_unlock(&shared_lock);
 }
 
 static bool matches(const struct hwt_history_event *e, uintptr_t addr)
@@ -54,25 +69,24 @@ bool hwt_history_find(uintptr_t addr, struct hwt_history_event *alloc,
     struct hwt_history_event *r = __atomic_load_n(&ring, __ATOMIC_ACQUIRE);
     if (r == NULL)
         return false;
-    uint32_t end = __atomic_load_n(&next_claim, __ATOMIC_RELAXED);
-    uint32_t n = end < HWT_HISTORY_ENTRIES ? end : HWT_HISTORY_ENTRIES;
-    /* newest first: the free of the object, then its allocation */
-    for (uint32_t i = 1; i <= n; i++) {
-        uint32_t claim = end - i;
-        const struct hwt_history_event *e = &r[claim & (HWT_HISTORY_ENTRIES - 1)];
-        struct hwt_history_event copy;
-        if (__atomic_load_n(&e->seq, __ATOMIC_ACQUIRE) != claim + 1)
+    /* the newest allocation and the newest free, by time, wherever they sit */
+    for (uint32_t i = 0; i < HWT_HISTORY_ENTRIES; i++) {
+        const struct hwt_history_event *e = &r[i];
+        uint64_t seq = __atomic_load_n(&e->seq, __ATOMIC_ACQUIRE);
+        if (seq == 0)
             continue;
-        copy = *e;
-        if (__atomic_load_n(&e->seq, __ATOMIC_ACQUIRE) != claim + 1 || !matches(&copy, addr))
+        struct hwt_history_event copy = *e;
+        __atomic_thread_fence(__ATOMIC_ACQUIRE);
+        if (__atomic_load_n(&e->seq, __ATOMIC_RELAXED) != seq || copy.seq != seq ||
+            (seq >> 1 & 0x7fu) != hwt_history_check(copy.ptr))
+            continue; /* torn: being written */
+        if (!matches(&copy, addr))
             continue;
-        if (copy.is_free) {
-            if (freed->seq == 0 && alloc->seq == 0)
-                *freed = copy;
-            continue;
-        }
-        *alloc = copy;
-        return true;
+        struct hwt_history_event *best = hwt_history_is_free(&copy) ? freed : alloc;
+        if ((seq >> 8) >= (best->seq >> 8))
+            *best = copy;
     }
-    return false;
+    if ((freed->seq >> 8) < (alloc->seq >> 8))
+        freed->seq = 0; /* that free was of an older object: this one is live */
+    return alloc->seq != 0;
 }

@@ -11,12 +11,15 @@
 #define SPAN_FEW_SLOTS_ABOVE 4096u
 
 uint8_t hwt_size_class_lut[HWT_SMALL_MAX / HWT_GRANULE + 1];
+uint32_t hwt_size_class_bytes[HWT_NUM_CLASSES];
 
 void hwt_size_class_init(void)
 {
     _Static_assert(HWT_NUM_CLASSES <= 256, "a class fits in a byte");
     for (size_t i = 0; i <= HWT_SMALL_MAX / HWT_GRANULE; i++)
         hwt_size_class_lut[i] = (uint8_t)hwt_size_class_of(i * HWT_GRANULE);
+    for (unsigned cls = 0; cls < HWT_NUM_CLASSES; cls++)
+        hwt_size_class_bytes[cls] = (uint32_t)hwt_size_class_size(cls);
 }
 
 size_t hwt_size_class_span(unsigned cls)

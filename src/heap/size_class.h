@@ -31,6 +31,8 @@ static inline unsigned hwt_size_class_of(size_t size)
 /* hwt_size_class_of(size) at index (size + 15) / 16, for every size up to HWT_SMALL_MAX
  * (class boundaries are multiples of the granule); filled by hwt_size_class_init. */
 extern uint8_t hwt_size_class_lut[HWT_SMALL_MAX / HWT_GRANULE + 1];
+/* hwt_size_class_size(cls) for every class; filled by hwt_size_class_init. */
+extern uint32_t hwt_size_class_bytes[HWT_NUM_CLASSES];
 void hwt_size_class_init(void);
 
 /* Slot size of class cls. */

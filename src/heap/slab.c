@@ -31,22 +31,17 @@ static struct central centrals[HWT_NUM_CLASSES];
 static struct hwt_lock heap_lock = HWT_LOCK_INIT;
 struct hwt_region hwt_slab_regions[HWT_MAX_REGIONS];
 uint32_t hwt_slab_region_count;
-struct hwt_span ***hwt_slab_regmap;
+struct hwt_span **hwt_slab_regmap[(size_t)1 << HWT_REGMAP_BITS];
 static uint64_t heap_mapped_bytes; /* committed span bytes, less released ones */
 
 void hwt_slab_init(void)
 {
     hwt_size_class_init();
-    /* 2^22 pointers of address space, touched only where regions are: 8 bytes a region */
-    if (hwt_slab_regmap == NULL)
-        hwt_slab_regmap = hwt_os_map(((size_t)1 << HWT_REGMAP_BITS) * sizeof(void *), false);
 }
 
 static struct hwt_region *region_new_locked(void)
 {
     if (hwt_slab_region_count == MAX_REGIONS)
-        return NULL;
-    if (hwt_slab_regmap == NULL)
         return NULL;
     void *base = hwt_os_reserve(REGION_SIZE, REGION_SIZE);
     struct hwt_span **map = hwt_meta_alloc((REGION_SIZE / HWT_MAP_PAGE) * sizeof(*map), 64);

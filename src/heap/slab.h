@@ -121,8 +121,9 @@ struct hwt_region {
 
 extern struct hwt_region hwt_slab_regions[HWT_MAX_REGIONS];
 extern uint32_t hwt_slab_region_count; /* published with release after the region is set up */
-/* Per 2^HWT_REGION_SHIFT bytes of address space: that region's page map, or NULL. */
-extern struct hwt_span ***hwt_slab_regmap;
+/* Per 2^HWT_REGION_SHIFT bytes of address space: that region's page map, or NULL. In .bss
+ * (32 MiB of address space, a page of it touched per 512 regions' worth of addresses). */
+extern struct hwt_span **hwt_slab_regmap[(size_t)1 << HWT_REGMAP_BITS];
 
 /* Region holding addr, NULL when none. Lock-free. signal-safe */
 static inline struct hwt_region *hwt_slab_region_of(uintptr_t addr)
@@ -141,11 +142,10 @@ static inline struct hwt_region *hwt_slab_region_of(uintptr_t addr)
  * signal-safe */
 static inline struct hwt_span *hwt_slab_span_of(uintptr_t addr)
 {
-    uintptr_t top = addr >> HWT_REGION_SHIFT;
-    struct hwt_span ***regmap = __atomic_load_n(&hwt_slab_regmap, __ATOMIC_RELAXED);
-    if (unlikely(top >= ((uintptr_t)1 << HWT_REGMAP_BITS) || regmap == NULL))
-        return NULL;
-    struct hwt_span **map = __atomic_load_n(&regmap[top], __ATOMIC_RELAXED);
+    /* Bits above 2^48 wrap around: such an address can never equal a slot's (the callers
+     * check), whichever span it finds. */
+    uintptr_t top = (addr >> HWT_REGION_SHIFT) & (((uintptr_t)1 << HWT_REGMAP_BITS) - 1);
+    struct hwt_span **map = __atomic_load_n(&hwt_slab_regmap[top], __ATOMIC_RELAXED);
     if (map == NULL)
         return NULL;
     return __atomic_load_n(&map[(addr >> HWT_MAP_SHIFT) & (HWT_REGION_SIZE / HWT_MAP_PAGE - 1)],

@@ -10,58 +10,12 @@
 #include "tag.h"
 #include "tail.h"
 
-/* Tag of a neighbouring slot as the memory holds it: live objects carry their tag,
- * everything else is HWT_TAG_FREE. Always from the out-of-band slot words, never with
- * `ldg`: the granule past a span belongs to the next span, which another thread may be
- * tagging for the first time or giving back right now, and under QEMU 7.2 a tag read of
- * a page without tag storage creates it, racing that thread's stores (tags lost). */
-static inline __attribute__((always_inline)) unsigned slot_word_tag(const struct hwt_span *s,
-                                                                    int64_t idx)
-{
-    if (idx < 0 || idx >= (int64_t)s->nslots)
-        return HWT_TAG_FREE; /* the span's tail, tagged free when the span was made */
-    uint64_t w = __atomic_load_n(&s->slots[idx].word, __ATOMIC_RELAXED);
-    if (hwt_slot_state(w) != HWT_SLOT_LIVE)
-        return HWT_TAG_FREE;
-    return hwt_slot_tag(w);
-}
-
-static inline __attribute__((always_inline)) unsigned neighbor_tag(const struct hwt_span *s,
-                                                                   uint32_t idx, int dir)
-{
-    if (dir > 0 && idx + 1 >= s->nslots &&
-        s->base + (uintptr_t)s->nslots * s->slot_size < s->base + s->span_size)
-        return HWT_TAG_FREE; /* the last slot is followed by the span's free tail */
-    if (dir < 0 ? idx == 0 : idx + 1 >= s->nslots) {
-        /* the adjacent span's slot word, read lock-free through the page map (NULL while
-         * that span is being made, or where no span is: both read as free) */
-        uintptr_t addr = dir < 0 ? s->base - HWT_GRANULE : s->base + s->span_size;
-        const struct hwt_span *n = hwt_slab_span_of(addr);
-        if (n == NULL || n->slot_size == 0)
-            return HWT_TAG_FREE;
-        return slot_word_tag(n, (int64_t)hwt_slab_index(n, addr));
-    }
-    return slot_word_tag(s, (int64_t)idx + dir);
-}
-
-unsigned hwt_slot_pick_tag_edge(uintptr_t addr)
-{
-    struct hwt_span *s = hwt_slab_span_of(addr);
-    uint32_t idx = hwt_slab_index(s, addr);
-    uint64_t old = hwt_slot_load(&s->slots[idx]);
-    uint16_t exclude = 0;
-    if (hwt_slot_state(old) != HWT_SLOT_UNUSED)
-        exclude |= HWT_TAG_BIT(hwt_slot_tag(old));
-    exclude |= HWT_TAG_BIT(neighbor_tag(s, idx, -1));
-    exclude |= HWT_TAG_BIT(neighbor_tag(s, idx, 1));
-    return hwt_tag_pick(exclude);
-}
-
 void *hwt_slot_prepare(uintptr_t addr, size_t requested, bool zero, uint32_t stack)
 {
     struct hwt_span *s = hwt_slab_span_of(addr);
     struct hwt_slab_ref ref = {addr, &s->slots[hwt_slab_index(s, addr)]};
-    return hwt_slot_prepare_ref(ref, requested, zero, stack, hwt_mte_active, hwt_tail_active);
+    return hwt_slot_prepare_ref(ref, s->slot_size, requested, zero, stack, hwt_mte_active,
+                                hwt_tail_active);
 }
 
 uintptr_t hwt_slot_release(struct hwt_span *s, uint32_t idx, uint32_t stack)

@@ -13,44 +13,55 @@
 #include "tag.h"
 #include "tail.h"
 
-/* The tag policy where the guard words show the slot at its span's edge: the adjacent
- * span's slot word decides (slot.c). */
-unsigned hwt_slot_pick_tag_edge(uintptr_t addr);
+/* Word of the slot holding the untagged address addr; 0 (unused) where no slot is: no
+ * span, a span being made, a span's free tail. Lock-free. */
+static inline uint64_t hwt_slot_word_at(uintptr_t addr)
+{
+    const struct hwt_span *s = hwt_slab_span_of(addr);
+    if (s == NULL || s->slot_size == 0)
+        return 0;
+    uint32_t idx = hwt_slab_index(s, addr);
+    if (idx >= s->nslots)
+        return 0;
+    return __atomic_load_n(&s->slots[idx].word, __ATOMIC_RELAXED);
+}
 
 /* Policy: a random tag other than the slot's previous one (an immediate use-after-free
- * through the old pointer always faults) and those of its live neighbours (a linear
- * overflow always faults). The neighbours' words sit next to the slot's own; a guard word
- * sends the pick to hwt_slot_pick_tag_edge. An unused slot's word reads as tag 0, which
- * is never picked anyway. Tagging must be on. */
-static inline __attribute__((always_inline)) unsigned hwt_slot_pick_tag(const struct hwt_slot *slot,
-                                                                        uintptr_t addr)
+ * through the old pointer always faults) and those of its neighbours (a linear overflow
+ * always faults): the tags their slot words hold, live or not (a freed neighbour's memory
+ * has HWT_TAG_FREE, so excluding its old tag only narrows the choice, to 11 tags at
+ * worst). The neighbours' words sit next to the slot's own; a guard word (the slot is at
+ * its span's edge) sends that side to the adjacent span. An unused slot's word reads as
+ * tag 0, which is never picked anyway. Tagging must be on. */
+static inline __attribute__((always_inline)) unsigned hwt_slot_pick_tag(struct hwt_slab_ref ref,
+                                                                        size_t slot_size)
 {
-    uint64_t left = __atomic_load_n(&slot[-1].word, __ATOMIC_RELAXED);
-    uint64_t old = __atomic_load_n(&slot[0].word, __ATOMIC_RELAXED);
-    uint64_t right = __atomic_load_n(&slot[1].word, __ATOMIC_RELAXED);
-    if (unlikely(((left & (left >> 1)) | (right & (right >> 1))) & 1))
-        return hwt_slot_pick_tag_edge(addr); /* HWT_SLOT_EDGE is both state bits */
-    uint64_t exclude = (uint64_t)HWT_TAG_BIT(hwt_slot_tag(old)) | HWT_TAG_BIT(HWT_TAG_UNTAGGED) |
-                       HWT_TAG_BIT(HWT_TAG_FREE);
-    exclude |= (uint64_t)(hwt_slot_state(left) == HWT_SLOT_LIVE) << hwt_slot_tag(left);
-    exclude |= (uint64_t)(hwt_slot_state(right) == HWT_SLOT_LIVE) << hwt_slot_tag(right);
+    uint64_t left = __atomic_load_n(&ref.slot[-1].word, __ATOMIC_RELAXED);
+    uint64_t old = __atomic_load_n(&ref.slot[0].word, __ATOMIC_RELAXED);
+    uint64_t right = __atomic_load_n(&ref.slot[1].word, __ATOMIC_RELAXED);
+    if (unlikely(hwt_slot_state(left) == HWT_SLOT_EDGE))
+        left = hwt_slot_word_at(ref.addr - HWT_GRANULE);
+    if (unlikely(hwt_slot_state(right) == HWT_SLOT_EDGE))
+        right = hwt_slot_word_at(ref.addr + slot_size);
+    uint64_t exclude = UINT64_C(1) << HWT_TAG_UNTAGGED | UINT64_C(1) << HWT_TAG_FREE |
+                       UINT64_C(1) << hwt_slot_tag(old) | UINT64_C(1) << hwt_slot_tag(left) |
+                       UINT64_C(1) << hwt_slot_tag(right);
     return mte_random_tag_on(exclude);
 }
 
-/* Makes the free slot ref a live object of size requested: its tag (tagged), its tags
- * and zeroing, its tail pattern (tail), its slot word. Returns the tagged pointer. Inline:
+/* Makes the free slot ref (of slot_size bytes) a live object of size requested: its tag (tagged),
+ * its tags and zeroing, its tail pattern (tail), its slot word. Returns the tagged pointer. Inline:
  * malloc's fast path is this and a cache pop. */
-static inline __attribute__((always_inline)) void *hwt_slot_prepare_ref(struct hwt_slab_ref ref,
-                                                                        size_t requested, bool zero,
-                                                                        uint32_t stack, bool tagged,
-                                                                        bool tail)
+static inline __attribute__((always_inline)) void *
+hwt_slot_prepare_ref(struct hwt_slab_ref ref, size_t slot_size, size_t requested, bool zero,
+                     uint32_t stack, bool tagged, bool tail)
 {
     unsigned tag = HWT_TAG_UNTAGGED;
     size_t usable = hwt_align_up(requested, HWT_GRANULE);
     if (tagged) {
-        tag = hwt_slot_pick_tag(ref.slot, ref.addr);
+        tag = hwt_slot_pick_tag(ref, slot_size);
         if (usable != 0)
-            mte_store_tags(mte_with_tag(ref.addr, tag), usable, zero);
+            mte_store_tags_on(mte_with_tag(ref.addr, tag), usable, zero);
     } else if (zero) {
         __builtin_memset((void *)ref.addr, 0, usable);
     }

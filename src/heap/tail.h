@@ -37,7 +37,8 @@ static inline void hwt_tail_pattern(uintptr_t granule, uint64_t *p0, uint64_t *p
  * object's own bytes in that granule must stay (calloc's zeros, realloc in place); a
  * fresh malloc's bytes are undefined, so the whole granule is written in one store pair.
  * For callers that know tails are active (hwt_tail_write checks). */
-static inline void hwt_tail_put(void *ptr, size_t requested, bool keep)
+static inline __attribute__((always_inline)) void hwt_tail_put(void *ptr, size_t requested,
+                                                               bool keep)
 {
     unsigned off = (unsigned)(requested & (HWT_GRANULE - 1));
     if (off == 0)
@@ -67,7 +68,7 @@ static inline void hwt_tail_write(void *ptr, size_t requested, bool keep)
 /* True when the tail past requested bytes of the object at ptr still holds the pattern
  * (always true for sizes that are a multiple of 16). For callers that know tails are
  * active (hwt_tail_intact checks). */
-static inline bool hwt_tail_ok(const void *ptr, size_t requested)
+static inline __attribute__((always_inline)) bool hwt_tail_ok(const void *ptr, size_t requested)
 {
     unsigned off = (unsigned)(requested & (HWT_GRANULE - 1));
     if (off == 0)

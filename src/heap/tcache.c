@@ -94,9 +94,9 @@ struct hwt_tcache *hwt_tcache_create(void)
         return NULL;
     tc->tid = (uint32_t)hwt_os_gettid();
     memset(tc->stack_keys, 0, sizeof(tc->stack_keys)); /* a reused cache had another tid */
-    tc->flags = (hwt_mte_active ? HWT_TCACHE_MTE : 0u) |
-                (hwt_opts.stacktrace == HWT_ON ? HWT_TCACHE_STACK : 0u) |
-                (hwt_tail_active ? HWT_TCACHE_TAIL : 0u);
+    hwt_self.flags = (hwt_mte_active ? HWT_TCACHE_MTE : 0u) |
+                     (hwt_opts.stacktrace == HWT_ON ? HWT_TCACHE_STACK : 0u) |
+                     (hwt_tail_active ? HWT_TCACHE_TAIL : 0u);
     uintptr_t here = (uintptr_t)__builtin_frame_address(0);
     if (!hwt_unwind_stack_bounds(here, &tc->stack_lo, &tc->stack_hi)) {
         tc->stack_lo = 0; /* no frame pointer is ever inside: the general walk runs */

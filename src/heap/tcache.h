@@ -8,6 +8,7 @@
 #include <stdint.h>
 
 #include "counters.h"
+#include "history.h"
 #include "size_class.h"
 #include "slab.h"
 
@@ -28,10 +29,10 @@ enum {
 
 struct hwt_tcache {
     struct hwt_tcache_bin bins[HWT_NUM_CLASSES];
-    uint32_t flags;               /* HWT_TCACHE_* */
-    struct hwt_counters counters; /* written only by the owning thread */
-    struct hwt_tcache *all_next;  /* every cache ever made; never unlinked */
-    int in_use;                   /* owned by a live thread; tcache list lock */
+    struct hwt_counters counters;      /* written only by the owning thread */
+    struct hwt_tcache *all_next;       /* every cache ever made; never unlinked */
+    int in_use;                        /* owned by a live thread; tcache list lock */
+    struct hwt_history_cursor history; /* this thread's entries of the history ring */
     uint32_t tid;
     /* The thread's stack mapping, where its frame records are: [stack_lo, stack_hi); an
      * empty range (0, 16) when unknown. */
@@ -47,10 +48,17 @@ struct hwt_tcache {
 /* The calling thread's allocator state, one initial-exec TLS block. tc: NULL before the
  * thread's first allocation, HWT_TCACHE_DEAD after its exit destructor. busy: 1 while
  * the thread is inside malloc, free or realloc (a signal handler that finds it set has
- * interrupted one of them). */
+ * interrupted one of them). flags: HWT_TCACHE_*, set with the cache. gate: busy and flags
+ * in one word, 0 when the fast paths have nothing to do but the cache. */
 struct hwt_thread_state {
     struct hwt_tcache *tc;
-    int busy;
+    union {
+        struct {
+            uint32_t busy;
+            uint32_t flags;
+        };
+        uint64_t gate;
+    };
 };
 extern __thread struct hwt_thread_state hwt_self;
 

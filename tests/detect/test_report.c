@@ -155,9 +155,7 @@ static __attribute__((noinline)) void three_stacks(void *arg)
 static void three_stacks_without_stacktrace(void *arg)
 {
     hwt_opts.stacktrace = HWT_OFF;
-    if (hwt_self.tc != NULL && hwt_self.tc != HWT_TCACHE_DEAD)
-        hwt_self.tc->flags &=
-            ~(uint32_t)HWT_TCACHE_STACK; /* the cache took the options at its start */
+    hwt_self.flags &= ~(uint32_t)HWT_TCACHE_STACK; /* the cache took the options at its start */
     three_stacks(arg);
 }
 

@@ -69,52 +69,92 @@ static inline unsigned mte_load_tag(uintptr_t addr)
     return mte_ptr_tag((void *)p);
 }
 
+/* One tag store instruction (insn: st2g, stz2g, stg, stzg) at p + off, tag from p. */
+#define MTE_TAG_AT(insn, p, off)                                                                   \
+    __asm__ volatile(MTE_ASM_ARCH insn " %0, [%0, #" #off "]" : : "r"(p) : "memory")
+
+/* Granule stores over [p, end), both granule-aligned: four ST2G a round, then the rest. */
+static inline __attribute__((always_inline)) void mte_tag_granules(uintptr_t p, uintptr_t end,
+                                                                   int zero)
+{
+    for (; p + 8 * HWT_GRANULE <= end; p += 8 * HWT_GRANULE) {
+        if (zero) {
+            MTE_TAG_AT("stz2g", p, 0);
+            MTE_TAG_AT("stz2g", p, 32);
+            MTE_TAG_AT("stz2g", p, 64);
+            MTE_TAG_AT("stz2g", p, 96);
+        } else {
+            MTE_TAG_AT("st2g", p, 0);
+            MTE_TAG_AT("st2g", p, 32);
+            MTE_TAG_AT("st2g", p, 64);
+            MTE_TAG_AT("st2g", p, 96);
+        }
+    }
+    for (; p + 2 * HWT_GRANULE <= end; p += 2 * HWT_GRANULE) {
+        if (zero)
+            MTE_TAG_AT("stz2g", p, 0);
+        else
+            MTE_TAG_AT("st2g", p, 0);
+    }
+    if (p < end) {
+        if (zero)
+            MTE_TAG_AT("stzg", p, 0);
+        else
+            MTE_TAG_AT("stg", p, 0);
+    }
+}
+
 /* Tags [tagged, tagged+size) with the pointer's tag; size a multiple of HWT_GRANULE.
- * zero != 0 also zeroes the data (STZ2G / DC GZVA) instead of leaving it. */
-static inline void mte_store_tags(void *tagged, size_t size, int zero)
+ * zero != 0 also zeroes the data (STZ2G / DC GZVA) instead of leaving it. For callers
+ * that know tagging is on. */
+static inline __attribute__((always_inline)) void mte_store_tags_on(void *tagged, size_t size,
+                                                                    int zero)
 {
     uintptr_t p = (uintptr_t)tagged;
     uintptr_t end = p + size;
-    uintptr_t blk = hwt_mte_dcz_block;
-    if (!hwt_mte_active)
+    if (size <= 4 * HWT_GRANULE) {
+        /* the common small object: one to three stores, no loop */
+        if (size & HWT_GRANULE) {
+            if (zero)
+                MTE_TAG_AT("stzg", end - HWT_GRANULE, 0);
+            else
+                MTE_TAG_AT("stg", end - HWT_GRANULE, 0);
+        }
+        if (size >= 2 * HWT_GRANULE) {
+            if (zero)
+                MTE_TAG_AT("stz2g", p, 0);
+            else
+                MTE_TAG_AT("st2g", p, 0);
+        }
+        if (size == 4 * HWT_GRANULE) {
+            if (zero)
+                MTE_TAG_AT("stz2g", p, 32);
+            else
+                MTE_TAG_AT("st2g", p, 32);
+        }
         return;
+    }
+    uintptr_t blk = hwt_mte_dcz_block;
     /* DC G(Z)VA for every whole block inside the range: one instruction tags a block
      * (512 bytes under QEMU) where ST2G tags 32 bytes for about the same cost */
     if (size >= blk && hwt_align_up(p, blk) + blk <= end) {
         uintptr_t mid = hwt_align_up(p, blk);
         uintptr_t mid_end = hwt_align_down(end, blk);
-        for (; p + 2 * HWT_GRANULE <= mid; p += 2 * HWT_GRANULE) {
-            if (zero)
-                __asm__ volatile(MTE_ASM_ARCH "stz2g %0, [%0]" : : "r"(p) : "memory");
-            else
-                __asm__ volatile(MTE_ASM_ARCH "st2g %0, [%0]" : : "r"(p) : "memory");
-        }
-        if (p < mid) {
-            if (zero)
-                __asm__ volatile(MTE_ASM_ARCH "stzg %0, [%0]" : : "r"(p) : "memory");
-            else
-                __asm__ volatile(MTE_ASM_ARCH "stg %0, [%0]" : : "r"(p) : "memory");
-            p += HWT_GRANULE;
-        }
-        for (; p < mid_end; p += blk) {
+        mte_tag_granules(p, mid, zero);
+        for (p = mid; p < mid_end; p += blk) {
             if (zero)
                 __asm__ volatile(MTE_ASM_ARCH "dc gzva, %0" : : "r"(p) : "memory");
             else
                 __asm__ volatile(MTE_ASM_ARCH "dc gva, %0" : : "r"(p) : "memory");
         }
     }
-    for (; p + 2 * HWT_GRANULE <= end; p += 2 * HWT_GRANULE) {
-        if (zero)
-            __asm__ volatile(MTE_ASM_ARCH "stz2g %0, [%0]" : : "r"(p) : "memory");
-        else
-            __asm__ volatile(MTE_ASM_ARCH "st2g %0, [%0]" : : "r"(p) : "memory");
-    }
-    if (p < end) {
-        if (zero)
-            __asm__ volatile(MTE_ASM_ARCH "stzg %0, [%0]" : : "r"(p) : "memory");
-        else
-            __asm__ volatile(MTE_ASM_ARCH "stg %0, [%0]" : : "r"(p) : "memory");
-    }
+    mte_tag_granules(p, end, zero);
+}
+
+static inline void mte_store_tags(void *tagged, size_t size, int zero)
+{
+    if (hwt_mte_active)
+        mte_store_tags_on(tagged, size, zero);
 }
 
 /* mte_tco_set/clear for callers that know tagging is on. signal-safe */
@@ -169,6 +209,13 @@ static inline unsigned mte_load_tag(uintptr_t addr)
 {
     (void)addr;
     return HWT_TAG_UNTAGGED;
+}
+
+static inline void mte_store_tags_on(void *tagged, size_t size, int zero)
+{
+    (void)tagged;
+    (void)size;
+    (void)zero;
 }
 
 static inline void mte_store_tags(void *tagged, size_t size, int zero)
