@@ -47,13 +47,15 @@ static inline __attribute__((always_inline)) void hwt_tail_put(void *ptr, size_t
     uint64_t p0, p1;
     hwt_tail_pattern(mte_untag(w), &p0, &p1);
     if (keep) {
-        /* the tail is bytes off..15: keep the low 8*off bits of the granule */
-        __uint128_t mask = ~(__uint128_t)0 << (8 * off);
-        __uint128_t g = ((__uint128_t)w[1] << 64) | w[0];
-        __uint128_t p = ((__uint128_t)p1 << 64) | p0;
-        g = (g & ~mask) | (p & mask);
-        p0 = (uint64_t)g;
-        p1 = (uint64_t)(g >> 64);
+        /* the tail is bytes off..15: keep bytes 0..off-1 of the granule */
+        if (off < 8) {
+            uint64_t own = (UINT64_C(1) << (8 * off)) - 1;
+            p0 = (w[0] & own) | (p0 & ~own);
+        } else {
+            uint64_t own = (UINT64_C(1) << (8 * (off - 8))) - 1;
+            p0 = w[0];
+            p1 = (w[1] & own) | (p1 & ~own);
+        }
     }
     w[0] = p0;
     w[1] = p1;
@@ -76,8 +78,11 @@ static inline __attribute__((always_inline)) bool hwt_tail_ok(const void *ptr, s
     const uint64_t *w = (const uint64_t *)((uintptr_t)ptr + requested - off);
     uint64_t p0, p1;
     hwt_tail_pattern(mte_untag(w), &p0, &p1);
-    __uint128_t diff = ((__uint128_t)(w[1] ^ p1) << 64) | (w[0] ^ p0);
-    return (diff >> (8 * off)) == 0;
+    /* bytes off..15 must match: part of the first word and all of the second, or part of
+     * the second */
+    if (off < 8)
+        return ((w[0] ^ p0) >> (8 * off)) == 0 && w[1] == p1;
+    return ((w[1] ^ p1) >> (8 * (off - 8))) == 0;
 }
 
 static inline bool hwt_tail_intact(const void *ptr, size_t requested)

@@ -77,7 +77,8 @@ static inline unsigned mte_load_tag(uintptr_t addr)
 static inline __attribute__((always_inline)) void mte_tag_granules(uintptr_t p, uintptr_t end,
                                                                    int zero)
 {
-    for (; p + 8 * HWT_GRANULE <= end; p += 8 * HWT_GRANULE) {
+    uintptr_t rounds_end = p + ((end - p) & ~(uintptr_t)(8 * HWT_GRANULE - 1));
+    for (; p != rounds_end; p += 8 * HWT_GRANULE) {
         if (zero) {
             MTE_TAG_AT("stz2g", p, 0);
             MTE_TAG_AT("stz2g", p, 32);
@@ -90,13 +91,25 @@ static inline __attribute__((always_inline)) void mte_tag_granules(uintptr_t p, 
             MTE_TAG_AT("st2g", p, 96);
         }
     }
-    for (; p + 2 * HWT_GRANULE <= end; p += 2 * HWT_GRANULE) {
+    uintptr_t rest = end - p; /* below 128 bytes */
+    if (rest & 4 * HWT_GRANULE) {
+        if (zero) {
+            MTE_TAG_AT("stz2g", p, 0);
+            MTE_TAG_AT("stz2g", p, 32);
+        } else {
+            MTE_TAG_AT("st2g", p, 0);
+            MTE_TAG_AT("st2g", p, 32);
+        }
+        p += 4 * HWT_GRANULE;
+    }
+    if (rest & 2 * HWT_GRANULE) {
         if (zero)
             MTE_TAG_AT("stz2g", p, 0);
         else
             MTE_TAG_AT("st2g", p, 0);
+        p += 2 * HWT_GRANULE;
     }
-    if (p < end) {
+    if (rest & HWT_GRANULE) {
         if (zero)
             MTE_TAG_AT("stzg", p, 0);
         else
