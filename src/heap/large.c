@@ -1,12 +1,13 @@
 /* SPDX-License-Identifier: MIT */
-/* Page-backed objects: a mapping each, an out-of-band record each, a cache of freed
- * mappings ordered by age (a new object reuses the newest that fits; the page budget
- * gives back the oldest first). Tags are written with DC GVA/GZVA over whole blocks. */
+/* Page-backed objects: a mapping each, an out-of-band record each, their tags (DC GVA/GZVA
+ * over whole blocks) and lookups. Which freed mapping is reused or gives its pages back is
+ * large_cache.c's; this file never decides it. */
 #include "large.h"
 
 #include <string.h>
 
 #include "arch/mte.h"
+#include "large_cache.h"
 #include "lock.h"
 #include "meta.h"
 #include "os.h"
@@ -16,61 +17,13 @@
 #include "tag.h"
 #include "tail.h"
 
-enum { REC_DEAD, REC_LIVE, REC_CACHED };
-
-struct hwt_large {
-    uintptr_t map_start; /* untagged mapping */
-    size_t map_size;
-    uintptr_t start; /* untagged object start, inside the mapping */
-    size_t requested;
-    size_t area; /* [start, start+area) holds area_tag; the rest of the map is FREE */
-    uint32_t alloc_stack, free_stack;
-    uint8_t tag; /* live: its tag; cached: the tag it had */
-    uint8_t area_tag;
-    uint8_t state;                   /* REC_* */
-    uint8_t sampled;                 /* tagged by the sampling decision (or below the order) */
-    uint8_t mte;                     /* mapped PROT_MTE; sampled-out objects are not */
-    size_t resident;                 /* while cached: bytes not given back to the OS */
-    struct hwt_large *hnext;         /* hash chain by start */
-    struct hwt_large *cnext, *cprev; /* cache, oldest first; or the dead-record free list */
-    struct hwt_large *anext;         /* every record ever made; never unlinked */
-};
-
 #define HASH_BUCKETS 4096u
-/* Freed mappings stay mapped and tagged free (a use after free faults as a tag mismatch)
- * and a new allocation reuses them without a system call. The cache keeps address space
- * generously (a program that churns big buffers reuses them
- * without mmap/munmap) but little memory: see RELEASE_ON_FREE and cache_budget(). */
-#define CACHE_MAX_ENTRIES 256u
-#define CACHE_MAX_BYTES ((size_t)1 << 30)
-#define CACHE_MAX_BLOCK ((size_t)64 << 20)
-/* Pages of freed objects kept resident in the cache, at most: a base plus a share of the
- * live page-backed bytes, so a program churning big buffers reuses them warm while one that
- * is done with them gets the memory back. */
-#define CACHE_RESIDENT_BASE ((size_t)256 << 10)
-#define CACHE_RESIDENT_SHARE 8u /* 1/8 of the live bytes */
-/* Freed objects this big give their pages back at once (kept mapped, as address space);
- * smaller ones only when the cache already holds its budget of pages. */
-#define RELEASE_ON_FREE ((size_t)4 << 20)
-/* A tagged object this big gives its pages back instead of being retagged free: one
- * system call costs less than a tagging pass, and its next user retags it anyway. */
-#define RELEASE_TAGGED ((size_t)128 << 10)
 
 static struct hwt_lock large_lock = HWT_LOCK_INIT;
 static struct hwt_large *buckets[HASH_BUCKETS]; /* large_lock for writers */
 static struct hwt_large *all_records;           /* published with release; walked by lookups */
 static struct hwt_large *dead_list;
-static struct hwt_large *cache_head, *cache_tail; /* oldest at head */
-static uint32_t cache_entries;
-static size_t cache_bytes;
-static size_t cache_resident; /* bytes of cached mappings not given back; large_lock */
-static size_t live_mapped;    /* map bytes of live objects; large_lock */
 static uint64_t mapped_bytes; /* all mappings, live and cached */
-
-static size_t cache_budget(void)
-{
-    return CACHE_RESIDENT_BASE + live_mapped / CACHE_RESIDENT_SHARE;
-}
 
 static unsigned bucket_of(uintptr_t start)
 {
@@ -107,22 +60,6 @@ static void hash_remove_locked(struct hwt_large *l)
     *pp = l->hnext;
 }
 
-static void cache_unlink_locked(struct hwt_large *l)
-{
-    if (l->cprev != NULL)
-        l->cprev->cnext = l->cnext;
-    else
-        cache_head = l->cnext;
-    if (l->cnext != NULL)
-        l->cnext->cprev = l->cprev;
-    else
-        cache_tail = l->cprev;
-    l->cnext = l->cprev = NULL;
-    cache_entries--;
-    cache_bytes -= l->map_size;
-    cache_resident -= l->resident;
-}
-
 /* Ends a record (not in the cache list) for good; the caller unmaps *map, *size once it has
  * dropped the lock. */
 static void retire_locked(struct hwt_large *l, uintptr_t *map, size_t *size)
@@ -130,26 +67,10 @@ static void retire_locked(struct hwt_large *l, uintptr_t *map, size_t *size)
     hash_remove_locked(l);
     *map = l->map_start;
     *size = l->map_size;
-    __atomic_store_n(&l->state, REC_DEAD, __ATOMIC_RELEASE);
+    __atomic_store_n(&l->state, HWT_LARGE_DEAD, __ATOMIC_RELEASE);
     l->cnext = dead_list;
     dead_list = l;
     mapped_bytes -= *size;
-}
-
-/* Gives the whole pages of an owned or cached object back to the OS. They read as zero with
- * tag 0 afterwards, so a tagged stale pointer still faults; the partial last page keeps
- * (or gets) the free tag. */
-static void release_pages(struct hwt_large *l)
-{
-    size_t whole = hwt_align_down(l->area, hwt_os_page_size);
-    if (whole == 0)
-        return;
-    hwt_os_decommit((void *)l->start, whole);
-    if (l->mte && l->area > whole && l->area_tag != HWT_TAG_UNTAGGED && l->area_tag != HWT_TAG_FREE)
-        hwt_tag_range(l->start + whole, l->area - whole, HWT_TAG_FREE, false);
-    l->resident = l->map_size - whole;
-    l->area = whole;
-    l->area_tag = HWT_TAG_UNTAGGED;
 }
 
 /* Brings [start, start+usable) to tag (zeroing it when zero) and the rest of the mapping
@@ -215,17 +136,7 @@ void *hwt_large_alloc(size_t size, size_t align, bool zero, uint32_t stack)
     bool mte = sampled && hwt_mte_active;
 
     hwt_lock(&large_lock);
-    /* newest first: its pages are the likeliest to be still resident */
-    for (struct hwt_large *c = cache_tail; c != NULL; c = c->cprev) {
-        if (c->mte == mte && c->map_size >= need && c->map_size <= 2 * need &&
-            (c->start & (align - 1)) == 0 &&
-            c->start + hwt_align_up(size, HWT_GRANULE) + HWT_GRANULE <=
-                c->map_start + c->map_size) {
-            l = c;
-            cache_unlink_locked(c);
-            break;
-        }
-    }
+    l = hwt_large_cache_take_locked(need, size, align, mte);
     if (l == NULL) {
         hwt_unlock(&large_lock);
         void *m = map_aligned(need, align, mte);
@@ -263,8 +174,8 @@ void *hwt_large_alloc(size_t size, size_t align, bool zero, uint32_t stack)
     /* A cached mapping keeps its start, so exclude the tag it had: a stale pointer to it
      * must fault. */
     uint16_t exclude = l->sampled ? HWT_TAG_BIT(l->tag) : 0;
-    l->state = REC_LIVE;
-    live_mapped += l->map_size;
+    l->state = HWT_LARGE_LIVE;
+    hwt_large_cache_live_locked(l->map_size);
     l->requested = size;
     l->alloc_stack = stack;
     l->free_stack = 0;
@@ -306,7 +217,7 @@ enum hwt_free_check hwt_large_check(const void *ptr, struct hwt_large **out)
     enum hwt_free_check r = HWT_FREE_OK;
     if (l == NULL)
         r = HWT_FREE_NOT_OURS;
-    else if (l->state != REC_LIVE)
+    else if (l->state != HWT_LARGE_LIVE)
         r = HWT_FREE_DOUBLE;
     else if (hwt_mte_active && mte_ptr_tag(ptr) != l->tag)
         r = HWT_FREE_DOUBLE;
@@ -318,21 +229,13 @@ enum hwt_free_check hwt_large_check(const void *ptr, struct hwt_large **out)
 
 void hwt_large_free(struct hwt_large *l, uint32_t stack)
 {
-    uintptr_t evict_map[2];
-    size_t evict_size[2];
-    unsigned evicted = 0;
+    struct hwt_large *evicted[HWT_LARGE_EVICT_MAX + 1];
+    uintptr_t unmap_start[HWT_LARGE_EVICT_MAX + 1];
+    size_t unmap_size[HWT_LARGE_EVICT_MAX + 1];
     size_t usable = hwt_align_up(l->requested, HWT_GRANULE);
-    /* Too big to keep: unmapped below, so neither its pages nor its tags need any work (a
-     * later access faults as unmapped). */
-    bool keep = l->map_size <= CACHE_MAX_BLOCK;
 
     l->free_stack = stack;
-    l->resident = l->map_size;
-    /* A big object's pages go back to the OS at once; a smaller one stays resident (retagged
-     * free) while the cache holds few pages, for a quick reuse. */
-    if (keep && (l->area >= RELEASE_ON_FREE ||
-                 (l->area_tag != HWT_TAG_UNTAGGED && l->area >= RELEASE_TAGGED)))
-        release_pages(l);
+    bool keep = hwt_large_cache_admit(l);
     /* Retag a tagged object free so the old pointer faults; an unsampled one stays tag 0:
      * skipping its tagging is what sampling buys. */
     if (keep && l->area_tag != HWT_TAG_UNTAGGED) {
@@ -343,47 +246,20 @@ void hwt_large_free(struct hwt_large *l, uint32_t stack)
     HWT_COUNT(live_bytes, -(int64_t)usable);
 
     hwt_lock(&large_lock);
-    uint8_t expected = REC_LIVE;
-    if (!__atomic_compare_exchange_n(&l->state, &expected, REC_CACHED, 0, __ATOMIC_ACQ_REL,
+    uint8_t expected = HWT_LARGE_LIVE;
+    if (!__atomic_compare_exchange_n(&l->state, &expected, HWT_LARGE_CACHED, 0, __ATOMIC_ACQ_REL,
                                      __ATOMIC_RELAXED)) {
         hwt_unlock(&large_lock);
         return;
     }
-    live_mapped -= l->map_size;
-    if (!keep) {
-        retire_locked(l, &evict_map[evicted], &evict_size[evicted]);
-        evicted++;
-    } else {
-        l->cnext = NULL;
-        l->cprev = cache_tail;
-        if (cache_tail != NULL)
-            cache_tail->cnext = l;
-        else
-            cache_head = l;
-        cache_tail = l;
-        cache_entries++;
-        cache_bytes += l->map_size;
-        cache_resident += l->resident;
-        /* Over the page budget: the oldest cached objects give their pages back first. */
-        for (struct hwt_large *c = cache_head; c != NULL && cache_resident > cache_budget();
-             c = c->cnext) {
-            if (c == l || c->resident < c->map_size)
-                continue; /* the new one, or pages already given back */
-            cache_resident -= c->resident;
-            release_pages(c);
-            cache_resident += c->resident;
-        }
-        while (evicted < 2 && cache_head != NULL &&
-               (cache_entries > CACHE_MAX_ENTRIES || cache_bytes > CACHE_MAX_BYTES)) {
-            struct hwt_large *oldest = cache_head;
-            cache_unlink_locked(oldest);
-            retire_locked(oldest, &evict_map[evicted], &evict_size[evicted]);
-            evicted++;
-        }
-    }
+    unsigned n = hwt_large_cache_put_locked(l, keep, evicted);
+    if (!keep)
+        evicted[n++] = l;
+    for (unsigned i = 0; i < n; i++)
+        retire_locked(evicted[i], &unmap_start[i], &unmap_size[i]);
     hwt_unlock(&large_lock);
-    for (unsigned i = 0; i < evicted; i++)
-        hwt_os_unmap((void *)evict_map[i], evict_size[i]);
+    for (unsigned i = 0; i < n; i++)
+        hwt_os_unmap((void *)unmap_start[i], unmap_size[i]);
 }
 
 size_t hwt_large_requested(const struct hwt_large *l)
@@ -415,7 +291,7 @@ bool hwt_large_lookup(uintptr_t addr, struct hwt_object *out)
     for (const struct hwt_large *l = __atomic_load_n(&all_records, __ATOMIC_ACQUIRE); l != NULL;
          l = l->anext) {
         uint8_t state = __atomic_load_n(&l->state, __ATOMIC_ACQUIRE);
-        if (state == REC_DEAD || addr < l->map_start || addr >= l->map_start + l->map_size)
+        if (state == HWT_LARGE_DEAD || addr < l->map_start || addr >= l->map_start + l->map_size)
             continue;
         out->start = l->start;
         out->requested = l->requested;
@@ -424,11 +300,11 @@ bool hwt_large_lookup(uintptr_t addr, struct hwt_object *out)
         out->region_size = l->map_start + l->map_size - l->start;
         out->tag = l->tag;
         out->large = true;
-        out->live = state == REC_LIVE;
+        out->live = state == HWT_LARGE_LIVE;
         out->ever_used = true;
         out->sampled = l->sampled != 0;
         out->alloc_stack = l->alloc_stack;
-        out->free_stack = state == REC_CACHED ? l->free_stack : 0;
+        out->free_stack = state == HWT_LARGE_CACHED ? l->free_stack : 0;
         return true;
     }
     return false;
@@ -456,14 +332,8 @@ uint64_t hwt_large_mapped(void)
 
 size_t hwt_large_trim(void)
 {
-    size_t given = 0;
     hwt_lock(&large_lock);
-    for (struct hwt_large *c = cache_head; c != NULL; c = c->cnext) {
-        size_t before = c->resident;
-        release_pages(c);
-        cache_resident -= before - c->resident;
-        given += before - c->resident;
-    }
+    size_t given = hwt_large_cache_trim_locked();
     hwt_unlock(&large_lock);
     return given;
 }

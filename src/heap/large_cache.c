@@ -1,0 +1,163 @@
+/* SPDX-License-Identifier: MIT */
+/* The cache of freed page-backed mappings: which one a new object reuses, and how many of
+ * their pages stay resident. It never maps or unmaps; large.c does, outside its lock. */
+#include "large_cache.h"
+
+#include "align.h"
+#include "arch/mte.h"
+#include "os.h"
+#include "tag.h"
+
+/* Freed mappings stay mapped and tagged free (a use after free faults as a tag mismatch)
+ * and a new allocation reuses them without a system call. The cache keeps address space
+ * generously (a program that churns big buffers reuses them without mmap/munmap) but
+ * little memory: see the resident budget below. */
+#define CACHE_MAX_ENTRIES 256u
+#define CACHE_MAX_BYTES ((size_t)1 << 30)
+#define CACHE_MAX_BLOCK ((size_t)64 << 20)
+/* Pages of freed objects kept resident in the cache, at most: a base plus a share of the
+ * live page-backed bytes, so a program churning big buffers reuses them warm while one that
+ * is done with them gets the memory back. */
+#define CACHE_RESIDENT_BASE ((size_t)256 << 10)
+#define CACHE_RESIDENT_SHARE 8u /* 1/8 of the live bytes */
+/* Freed objects this big give their pages back at once (kept mapped, as address space);
+ * smaller ones only when the cache already holds its budget of pages. */
+#define RELEASE_ON_FREE ((size_t)4 << 20)
+/* A tagged object this big gives its pages back instead of being retagged free: one
+ * system call costs less than a tagging pass, and its next user retags it anyway. */
+#define RELEASE_TAGGED ((size_t)128 << 10)
+
+static struct hwt_large *cache_head, *cache_tail; /* oldest at head */
+static uint32_t cache_entries;
+static size_t cache_bytes;
+static size_t cache_resident; /* bytes of cached mappings not given back */
+static size_t live_mapped;    /* map bytes of live objects */
+
+static size_t budget(void)
+{
+    return CACHE_RESIDENT_BASE + live_mapped / CACHE_RESIDENT_SHARE;
+}
+
+static bool warm(const struct hwt_large *c)
+{
+    return c->resident == c->map_size;
+}
+
+static bool fits(const struct hwt_large *c, size_t need, size_t size, size_t align, bool mte)
+{
+    return c->mte == mte && c->map_size >= need && c->map_size <= 2 * need &&
+           (c->start & (align - 1)) == 0 &&
+           c->start + hwt_align_up(size, HWT_GRANULE) + HWT_GRANULE <= c->map_start + c->map_size;
+}
+
+static void unlink_locked(struct hwt_large *l)
+{
+    if (l->cprev != NULL)
+        l->cprev->cnext = l->cnext;
+    else
+        cache_head = l->cnext;
+    if (l->cnext != NULL)
+        l->cnext->cprev = l->cprev;
+    else
+        cache_tail = l->cprev;
+    l->cnext = l->cprev = NULL;
+    cache_entries--;
+    cache_bytes -= l->map_size;
+    cache_resident -= l->resident;
+}
+
+/* Gives the whole pages of an owned or cached object back to the OS. They read as zero with
+ * tag 0 afterwards, so a tagged stale pointer still faults; the partial last page keeps
+ * (or gets) the free tag. */
+static void release_pages(struct hwt_large *l)
+{
+    size_t whole = hwt_align_down(l->area, hwt_os_page_size);
+    if (whole == 0)
+        return;
+    hwt_os_decommit((void *)l->start, whole);
+    if (l->mte && l->area > whole && l->area_tag != HWT_TAG_UNTAGGED && l->area_tag != HWT_TAG_FREE)
+        hwt_tag_range(l->start + whole, l->area - whole, HWT_TAG_FREE, false);
+    l->resident = l->map_size - whole;
+    l->area = whole;
+    l->area_tag = HWT_TAG_UNTAGGED;
+}
+
+struct hwt_large *hwt_large_cache_take_locked(size_t need, size_t size, size_t align, bool mte)
+{
+    /* newest first: its pages are the likeliest to be still resident */
+    for (struct hwt_large *c = cache_tail; c != NULL; c = c->cprev) {
+        if (fits(c, need, size, align, mte)) {
+            unlink_locked(c);
+            return c;
+        }
+    }
+    return NULL;
+}
+
+void hwt_large_cache_live_locked(size_t map_size)
+{
+    live_mapped += map_size;
+}
+
+bool hwt_large_cache_admit(struct hwt_large *l)
+{
+    /* Too big to keep: unmapped, so neither its pages nor its tags need any work (a later
+     * access faults as unmapped). */
+    if (l->map_size > CACHE_MAX_BLOCK)
+        return false;
+    l->resident = l->map_size;
+    /* A big object's pages go back to the OS at once; a smaller one stays resident
+     * (retagged free) while the cache holds few pages, for a quick reuse. */
+    if (l->area >= RELEASE_ON_FREE ||
+        (l->area_tag != HWT_TAG_UNTAGGED && l->area >= RELEASE_TAGGED))
+        release_pages(l);
+    return true;
+}
+
+unsigned hwt_large_cache_put_locked(struct hwt_large *l, bool keep, struct hwt_large **evicted)
+{
+    live_mapped -= l->map_size;
+    if (!keep)
+        return 0;
+    l->cnext = NULL;
+    l->cprev = cache_tail;
+    if (cache_tail != NULL)
+        cache_tail->cnext = l;
+    else
+        cache_head = l;
+    cache_tail = l;
+    cache_entries++;
+    cache_bytes += l->map_size;
+    cache_resident += l->resident;
+    /* Over the budget: the oldest cached mappings give their pages back first. */
+    size_t limit = budget();
+    for (struct hwt_large *c = cache_head; c != NULL && cache_resident > limit; c = c->cnext) {
+        if (c == l || !warm(c))
+            continue; /* the new one, or pages already given back */
+        cache_resident -= c->resident;
+        release_pages(c);
+        cache_resident += c->resident;
+    }
+    unsigned n = 0;
+    while (n < HWT_LARGE_EVICT_MAX && cache_head != NULL &&
+           (cache_entries > CACHE_MAX_ENTRIES || cache_bytes > CACHE_MAX_BYTES)) {
+        struct hwt_large *oldest = cache_head;
+        unlink_locked(oldest);
+        evicted[n++] = oldest;
+    }
+    return n;
+}
+
+size_t hwt_large_cache_trim_locked(void)
+{
+    size_t given = 0;
+    for (struct hwt_large *c = cache_head; c != NULL; c = c->cnext) {
+        if (!warm(c))
+            continue;
+        size_t before = c->resident;
+        release_pages(c);
+        cache_resident -= before - c->resident;
+        given += before - c->resident;
+    }
+    return given;
+}

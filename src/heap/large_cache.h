@@ -1,0 +1,51 @@
+/* SPDX-License-Identifier: MIT */
+/* Private to large.c and large_cache.c: the record of a page-backed object and the cache of
+ * freed mappings with its resident-memory budget. No other file may include it. */
+#ifndef HWT_LARGE_CACHE_H
+#define HWT_LARGE_CACHE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+enum { HWT_LARGE_DEAD, HWT_LARGE_LIVE, HWT_LARGE_CACHED };
+
+struct hwt_large {
+    uintptr_t map_start; /* untagged mapping */
+    size_t map_size;
+    uintptr_t start; /* untagged object start, inside the mapping */
+    size_t requested;
+    size_t area; /* [start, start+area) holds area_tag; the rest of the map is FREE */
+    uint32_t alloc_stack, free_stack;
+    uint8_t tag; /* live: its tag; cached: the tag it had */
+    uint8_t area_tag;
+    uint8_t state;                   /* HWT_LARGE_*, written under large.c's lock */
+    uint8_t sampled;                 /* tagged by the sampling decision (or below the order) */
+    uint8_t mte;                     /* mapped PROT_MTE; sampled-out objects are not */
+    size_t resident;                 /* while cached: bytes not given back to the OS */
+    struct hwt_large *hnext;         /* hash chain by start */
+    struct hwt_large *cnext, *cprev; /* cache, oldest first; or the dead-record free list */
+    struct hwt_large *anext;         /* every record ever made; never unlinked */
+};
+
+/* At most this many records leave the cache on one free; the caller retires them and
+ * unmaps their mappings once it has dropped the lock. */
+#define HWT_LARGE_EVICT_MAX 2u
+
+/* Every _locked function here runs under large.c's lock. */
+
+/* The cached mapping that suits a new object of size bytes (need: its mapping size) best,
+ * unlinked from the cache; NULL when none fits. */
+struct hwt_large *hwt_large_cache_take_locked(size_t need, size_t size, size_t align, bool mte);
+/* A mapping of map_size bytes became live (fresh or taken from the cache). */
+void hwt_large_cache_live_locked(size_t map_size);
+/* Called on free before the object is retagged: whether its mapping may be cached at all;
+ * gives the pages of big objects back at once. Lock not needed (the object is owned). */
+bool hwt_large_cache_admit(struct hwt_large *l);
+/* The freed l leaves the live bytes and, when kept, joins the cache; then the budget is
+ * enforced. Returns how many records it put into evicted[] (at most HWT_LARGE_EVICT_MAX). */
+unsigned hwt_large_cache_put_locked(struct hwt_large *l, bool keep, struct hwt_large **evicted);
+/* Gives back the pages of every cached mapping; returns the bytes given back. */
+size_t hwt_large_cache_trim_locked(void);
+
+#endif
