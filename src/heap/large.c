@@ -237,7 +237,8 @@ void hwt_large_free(struct hwt_large *l, uint32_t stack)
     l->free_stack = stack;
     bool keep = hwt_large_cache_admit(l);
     /* Retag a tagged object free so the old pointer faults; an unsampled one stays tag 0:
-     * skipping its tagging is what sampling buys. */
+     * skipping its tagging is what sampling buys. Kept resident rather than given back: its
+     * next user retags it anyway, and a pass of DC GVA costs less than faulting it in. */
     if (keep && l->area_tag != HWT_TAG_UNTAGGED) {
         hwt_tag_range(l->start, l->area, HWT_TAG_FREE, false);
         l->area_tag = HWT_TAG_FREE;
@@ -336,4 +337,12 @@ size_t hwt_large_trim(void)
     size_t given = hwt_large_cache_trim_locked();
     hwt_unlock(&large_lock);
     return given;
+}
+
+size_t hwt_large_cached_resident(void)
+{
+    hwt_lock(&large_lock);
+    size_t r = hwt_large_cache_resident_locked();
+    hwt_unlock(&large_lock);
+    return r;
 }

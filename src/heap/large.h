@@ -30,5 +30,7 @@ void hwt_large_reset_lock(void);
 uint64_t hwt_large_mapped(void);
 /* Gives the pages of every cached mapping back to the OS; returns the bytes given back. */
 size_t hwt_large_trim(void);
+/* Bytes of cached (freed) mappings still counted resident: at most the cache's budget. */
+size_t hwt_large_cached_resident(void);
 
 #endif

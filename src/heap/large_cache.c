@@ -10,32 +10,35 @@
 
 /* Freed mappings stay mapped and tagged free (a use after free faults as a tag mismatch)
  * and a new allocation reuses them without a system call. The cache keeps address space
- * generously (a program that churns big buffers reuses them without mmap/munmap) but
- * little memory: see the resident budget below. */
+ * generously (a program that churns big buffers reuses them without mmap/munmap); the
+ * resident budget below bounds the memory. */
 #define CACHE_MAX_ENTRIES 256u
 #define CACHE_MAX_BYTES ((size_t)1 << 30)
 #define CACHE_MAX_BLOCK ((size_t)64 << 20)
-/* Pages of freed objects kept resident in the cache, at most: a base plus a share of the
- * live page-backed bytes, so a program churning big buffers reuses them warm while one that
- * is done with them gets the memory back. */
-#define CACHE_RESIDENT_BASE ((size_t)256 << 10)
-#define CACHE_RESIDENT_SHARE 8u /* 1/8 of the live bytes */
-/* Freed objects this big give their pages back at once (kept mapped, as address space);
- * smaller ones only when the cache already holds its budget of pages. */
+/* Pages of freed mappings kept resident, at most: a base plus the recent peak of the live
+ * page-backed bytes, capped. A program churning buffers then reuses them warm (glibc keeps
+ * such memory in its heap too, up to a 64 MiB trim threshold at most); one that is done with
+ * them gets all but the base back as its peak decays, or everything from malloc_trim. */
+#define CACHE_RESIDENT_BASE ((size_t)2 << 20)
+#define CACHE_RESIDENT_CAP ((size_t)64 << 20)
+#define CACHE_RESIDENT_SHARE 1u /* 1/SHARE of the recent peak */
+/* The recent peak falls toward the live bytes by 1/PEAK_DECAY of the gap per large free, so
+ * after a few hundred frees without a return to the peak the budget follows the live bytes. */
+#define PEAK_DECAY 256u
+/* Freed objects this big give their pages back at once (kept mapped, as address space). */
 #define RELEASE_ON_FREE ((size_t)4 << 20)
-/* A tagged object this big gives its pages back instead of being retagged free: one
- * system call costs less than a tagging pass, and its next user retags it anyway. */
-#define RELEASE_TAGGED ((size_t)128 << 10)
 
 static struct hwt_large *cache_head, *cache_tail; /* oldest at head */
 static uint32_t cache_entries;
 static size_t cache_bytes;
 static size_t cache_resident; /* bytes of cached mappings not given back */
 static size_t live_mapped;    /* map bytes of live objects */
+static size_t recent_peak;    /* of live_mapped; see PEAK_DECAY */
 
 static size_t budget(void)
 {
-    return CACHE_RESIDENT_BASE + live_mapped / CACHE_RESIDENT_SHARE;
+    size_t b = CACHE_RESIDENT_BASE + recent_peak / CACHE_RESIDENT_SHARE;
+    return b < CACHE_RESIDENT_CAP ? b : CACHE_RESIDENT_CAP;
 }
 
 static bool warm(const struct hwt_large *c)
@@ -97,6 +100,8 @@ struct hwt_large *hwt_large_cache_take_locked(size_t need, size_t size, size_t a
 void hwt_large_cache_live_locked(size_t map_size)
 {
     live_mapped += map_size;
+    if (live_mapped > recent_peak)
+        recent_peak = live_mapped;
 }
 
 bool hwt_large_cache_admit(struct hwt_large *l)
@@ -106,10 +111,7 @@ bool hwt_large_cache_admit(struct hwt_large *l)
     if (l->map_size > CACHE_MAX_BLOCK)
         return false;
     l->resident = l->map_size;
-    /* A big object's pages go back to the OS at once; a smaller one stays resident
-     * (retagged free) while the cache holds few pages, for a quick reuse. */
-    if (l->area >= RELEASE_ON_FREE ||
-        (l->area_tag != HWT_TAG_UNTAGGED && l->area >= RELEASE_TAGGED))
+    if (l->area >= RELEASE_ON_FREE)
         release_pages(l);
     return true;
 }
@@ -117,6 +119,7 @@ bool hwt_large_cache_admit(struct hwt_large *l)
 unsigned hwt_large_cache_put_locked(struct hwt_large *l, bool keep, struct hwt_large **evicted)
 {
     live_mapped -= l->map_size;
+    recent_peak -= (recent_peak - live_mapped) / PEAK_DECAY;
     if (!keep)
         return 0;
     l->cnext = NULL;
@@ -160,4 +163,9 @@ size_t hwt_large_cache_trim_locked(void)
         given += before - c->resident;
     }
     return given;
+}
+
+size_t hwt_large_cache_resident_locked(void)
+{
+    return cache_resident;
 }

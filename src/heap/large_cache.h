@@ -47,5 +47,7 @@ bool hwt_large_cache_admit(struct hwt_large *l);
 unsigned hwt_large_cache_put_locked(struct hwt_large *l, bool keep, struct hwt_large **evicted);
 /* Gives back the pages of every cached mapping; returns the bytes given back. */
 size_t hwt_large_cache_trim_locked(void);
+/* Bytes of cached mappings still resident (an upper bound: untouched pages count too). */
+size_t hwt_large_cache_resident_locked(void);
 
 #endif

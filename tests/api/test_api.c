@@ -155,6 +155,63 @@ static void test_trim_opt_and_sized_frees(void **state)
     assert_true(st.small_frees >= 2);
 }
 
+/* Resident KiB of this process (/proc/self/statm; under qemu-user, the emulator's). */
+static long rss_kib(void)
+{
+    FILE *f = fopen("/proc/self/statm", "r");
+    long size = 0, resident = -1;
+    if (f == NULL)
+        return -1;
+    if (fscanf(f, "%ld %ld", &size, &resident) != 2)
+        resident = -1;
+    fclose(f);
+    return resident < 0 ? -1 : resident * (sysconf(_SC_PAGESIZE) / 1024);
+}
+
+/* Freed large objects may stay resident for reuse, but a bounded amount: once the program
+ * has gone on without needing them the memory goes back, and malloc_trim returns it all. */
+static void test_freed_large_memory_goes_back(void **state)
+{
+    (void)state;
+    enum { N = 48, CHURN = 3000, MARGIN_KIB = 8 << 10 };
+    const size_t size = 1 << 20;
+    void *p[N];
+    long base = rss_kib();
+    if (base < 0)
+        skip();
+    for (int i = 0; i < N; i++) {
+        p[i] = malloc(size);
+        assert_non_null(p[i]);
+        memset(p[i], 0x6b, size);
+    }
+    long peak = rss_kib();
+    assert_true(peak >= base + (long)(N - 8) * 1024);
+    for (int i = 0; i < N; i++)
+        free(p[i]);
+    for (int i = 0; i < CHURN; i++) {
+        char *q = malloc(40000);
+        assert_non_null(q);
+        memset(q, 1, 40000);
+        free(q);
+    }
+    long decayed = rss_kib();
+    if (decayed > base + MARGIN_KIB)
+        fail_msg("resident %ld KiB after freeing %d MiB and %d small churns: %ld KiB at start, "
+                 "%ld KiB at the peak",
+                 decayed, N, CHURN, base, peak);
+    for (int i = 0; i < N; i++) {
+        p[i] = malloc(size);
+        assert_non_null(p[i]);
+        memset(p[i], 0x6b, size);
+    }
+    for (int i = 0; i < N; i++)
+        free(p[i]);
+    malloc_trim(0);
+    long trimmed = rss_kib();
+    if (trimmed > base + MARGIN_KIB)
+        fail_msg("resident %ld KiB after malloc_trim: %ld KiB at start", trimmed, base);
+}
+
 static void test_malloc_zero_gives_distinct_pointers(void **state)
 {
     (void)state;
@@ -494,6 +551,7 @@ int main(void)
         cmocka_unit_test(test_free_on_another_thread),
         cmocka_unit_test(test_threads_churn),
         cmocka_unit_test(test_threads_large_churn),
+        cmocka_unit_test(test_freed_large_memory_goes_back),
         cmocka_unit_test(test_fork_while_other_thread_allocates),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -20,9 +20,9 @@
 #include "tcache.h"
 #include "report_text.h"
 
-#define LARGE_SIZE 40000     /* order 4: a page-backed object */
-#define RELEASED_SIZE 300000 /* large enough that free gives its pages back at once */
-#define ODD_SIZE 3000        /* a size class no other allocation of these children uses */
+#define LARGE_SIZE 40000      /* order 4: a page-backed object */
+#define RELEASED_SIZE 5000000 /* large enough that free gives its pages back at once */
+#define ODD_SIZE 3000         /* a size class no other allocation of these children uses */
 #define DUMP_ROWS 5
 #define ROW_BYTES 256u
 #define GRANULE 16u
@@ -307,7 +307,7 @@ static void test_released_large_use_after_free_report(void **state)
     run_report(large_read_after_free, (void *)(uintptr_t)RELEASED_SIZE, &result);
     expect_text(&result, "BUG: KASAN: use-after-free in large_read_after_free+0x");
     expect_text(&result, ", memory tag: [00]");
-    expect_text(&result, "located 100 bytes inside of\n 300000-byte region [");
+    expect_text(&result, "located 100 bytes inside of\n 5000000-byte region [");
 }
 
 static void test_read_size_8_is_decoded(void **state)

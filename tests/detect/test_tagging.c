@@ -246,6 +246,45 @@ static void test_use_after_free_of_huge_object(void **state)
     assert_int_equal(r.si_code, SEGV_MAPERR);
 }
 
+static unsigned char *volatile stale;
+
+/* Frees a fully written object (its pages stay resident in the cache) and, for arg != 0,
+ * has the next object of that size reuse its mapping; then reads through the old pointer. */
+static void touch_after_cached_reuse(void *arg)
+{
+    const size_t size = 300000;
+    unsigned char *p = malloc(size);
+    if (p == NULL)
+        _exit(4);
+    memset(p, 1, size);
+    free(p);
+    stale = p;
+    if (arg != NULL) {
+        unsigned char *q = malloc(size);
+        if (q == NULL || untag(q) != untag(p))
+            _exit(6); /* the mapping was not reused: nothing tested */
+        memset(q, 2, size);
+    }
+    sink = stale[size / 2];
+    _exit(5);
+}
+
+/* A freed mapping kept warm for reuse still faults through the old pointer, while cached
+ * and after the next object took it. */
+static void test_use_after_free_of_cached_and_reused_mapping(void **state)
+{
+    (void)state;
+    if (!tagging_active())
+        skip();
+    for (uintptr_t reuse = 0; reuse < 2; reuse++) {
+        struct child_result r;
+        assert_true(run_child(CATCH_SEGV, touch_after_cached_reuse, (void *)reuse, &r));
+        if (!r.faulted)
+            fail_msg("reuse=%d: no fault, child exit %d", (int)reuse, r.exit_code);
+        assert_int_equal(r.si_code, SEGV_MTESERR);
+    }
+}
+
 /* kmalloc_memmove_invalid_size, kasan_memchr, kasan_memcmp, kasan_strings, memset */
 static void test_string_functions_past_end(void **state)
 {
@@ -377,6 +416,7 @@ int main(void)
         cmocka_unit_test(test_use_after_free_small),
         cmocka_unit_test(test_use_after_free_large),
         cmocka_unit_test(test_use_after_free_of_huge_object),
+        cmocka_unit_test(test_use_after_free_of_cached_and_reused_mapping),
         cmocka_unit_test(test_string_functions_past_end),
         cmocka_unit_test(test_realloc_grow_and_shrink),
         cmocka_unit_test(test_aligned_and_calloc_objects),

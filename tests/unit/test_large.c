@@ -331,6 +331,56 @@ static void test_reused_mapping_has_room_after_its_start(void **state)
                  r.b_usable);
 }
 
+#define MIB ((size_t)1 << 20)
+/* large_cache.c's bound: 2 MiB plus the recent peak of live mappings, at most 64 MiB; and
+ * a cached mapping whose pages went back still counts its guard page and partial last page
+ * (at most 256 cached mappings). */
+#define RESIDENT_CAP (64 * MIB)
+#define RESIDENT_BASE (2 * MIB)
+#define RESIDENT_SLACK (256 * 2 * 4096ul)
+
+/* Freed mappings stay resident up to the recent peak of the live ones (a churning program
+ * reuses them without faulting their pages in again), never beyond the cap; when the
+ * program goes on with small large objects only, the budget decays and the pages go back;
+ * trimming gives back everything. */
+static void test_cached_pages_are_bounded(void **state)
+{
+    (void)state;
+    enum { WARM = 20, MANY = 100 };
+    void *p[MANY];
+    for (int i = 0; i < WARM; i++) {
+        p[i] = hwt_large_alloc(MIB, 16, false, ALLOC_STACK);
+        assert_non_null(p[i]);
+    }
+    for (int i = 0; i < WARM; i++)
+        hwt_large_free(checked(p[i]), FREE_STACK);
+    size_t warm = hwt_large_cached_resident();
+    if (warm < (WARM - 2) * MIB)
+        fail_msg("%d freed 1 MiB objects left only %zu bytes resident in the cache", WARM, warm);
+
+    for (int i = 0; i < MANY; i++) {
+        p[i] = hwt_large_alloc(MIB, 16, false, ALLOC_STACK);
+        assert_non_null(p[i]);
+    }
+    for (int i = 0; i < MANY; i++)
+        hwt_large_free(checked(p[i]), FREE_STACK);
+    size_t capped = hwt_large_cached_resident();
+    if (capped > RESIDENT_CAP + 2 * MIB + RESIDENT_SLACK)
+        fail_msg("%d freed 1 MiB objects left %zu bytes resident, over the cap", MANY, capped);
+
+    for (int i = 0; i < 3000; i++) {
+        void *q = hwt_large_alloc(20000, 16, false, ALLOC_STACK);
+        assert_non_null(q);
+        hwt_large_free(checked(q), FREE_STACK);
+    }
+    size_t decayed = hwt_large_cached_resident();
+    if (decayed > RESIDENT_BASE + MIB + RESIDENT_SLACK)
+        fail_msg("after 3000 frees of 20000-byte objects the cache still holds %zu bytes", decayed);
+
+    hwt_large_trim();
+    assert_true(hwt_large_cached_resident() <= RESIDENT_SLACK);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -345,6 +395,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_sampling_leaves_the_skipped_untagged, setup, teardown),
         cmocka_unit_test_setup_teardown(test_reused_mapping_has_room_after_its_start, setup,
                                         teardown),
+        cmocka_unit_test_setup_teardown(test_cached_pages_are_bounded, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
