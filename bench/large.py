@@ -7,7 +7,9 @@ bench/bench_large.c runs twice per configuration under `qemu-aarch64 -strace` (0
 ops, same warm-up): the difference of each system call's count / N is its count per op. Page
 faults are the guest's own getrusage minor faults over the timed part (under qemu-user the
 guest's getrusage is the qemu process's: a first touch of a guest page is a host fault), and
-the time per op comes from runs without -strace (median of R runs, alternated). Two shapes:
+the time per op comes from runs without -strace (median of R runs, alternated). Guest
+instructions per op (total, in libhwtag, and its DC GVA tag stores) come from the TCG plugin
+bench/insncount/insncount.c, also as N ops minus 0 ops: exact, load-independent. Two shapes:
 `ends` (bench_micro's large workload: 1024 live slots, first and last 16 bytes written) and
 `pages` (64 live slots, one byte per 4 KiB page written too). Writes results/large.md.
 
@@ -54,8 +56,10 @@ def configs(lib):
     return out
 
 
-def run(prog, env, pre, shape, slots, ops, strace=False):
+def run(prog, env, pre, shape, slots, ops, strace=False, plugin=None):
     argv = QEMU + (["-strace"] if strace else [])
+    if plugin:
+        argv += ["-plugin", "%s,out=%s" % plugin]
     for k, v in sorted(env.items()):
         argv += ["-E", "%s=%s" % (k, v)]
     if pre:
@@ -75,6 +79,24 @@ def run(prog, env, pre, shape, slots, ops, strace=False):
     return res, calls
 
 
+def insns(prog, env, pre, shape, slots, ops, plugin, tmp):
+    """Guest instructions of one run: {"total", "hwtag" (libhwtag's code), "dc_gva"}."""
+    out = os.path.join(tmp, "insns-%d.txt" % os.getpid())
+    run(prog, env, pre, shape, slots, ops, plugin=(plugin, out))
+    r = {"total": 0, "hwtag": 0, "dc_gva": 0}
+    with open(out) as f:
+        for line in f:
+            w = line.split(None, 2)
+            if w[0] == "total":
+                r["total"] = int(w[1])
+            elif w[0] == "module" and "libhwtag" in w[2]:
+                r["hwtag"] += int(w[1])
+            elif w[0] == "mte" and w[1] in ("dc_gva", "dc_gzva"):
+                r["dc_gva"] += int(w[2])
+    os.unlink(out)
+    return r
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--quick", action="store_true")
@@ -88,6 +110,9 @@ def main():
     prog = os.path.join(args.build_dir, "bench_large")
     subprocess.check_call(["aarch64-linux-gnu-gcc", "-O2", "-Wall", "-o", prog,
                            os.path.join(ROOT, "bench/bench_large.c")])
+    plugin = os.path.join(args.build_dir, "insncount.so")
+    subprocess.check_call(["gcc", "-O2", "-Wall", "-shared", "-fPIC", "-fvisibility=hidden", "-o",
+                           plugin, os.path.join(ROOT, "bench/insncount/insncount.c")])
     cs = configs(os.path.abspath(args.lib))
     t0 = time.time()
     R = {}
@@ -95,7 +120,10 @@ def main():
         for name, env, pre in cs:
             _, c0 = run(prog, env, pre, shape, slots, 0, strace=True)
             rs, c1 = run(prog, env, pre, shape, slots, n, strace=True)
+            i0 = insns(prog, env, pre, shape, slots, 0, plugin, args.build_dir)
+            i1 = insns(prog, env, pre, shape, slots, n, plugin, args.build_dir)
             R[(shape, name)] = {"calls": {k: (c1[k] - c0.get(k, 0)) / n for k in c1},
+                                "insns": {k: (i1[k] - i0[k]) / n for k in i1},
                                 "minflt_op_strace": rs["minflt_op"], "ns": [], "flt": []}
         for rep in range(reps):  # timing without -strace, configurations alternated
             order = cs[rep % len(cs):] + cs[:rep % len(cs)]
@@ -112,24 +140,27 @@ def write(args, n, reps, cs, R, elapsed):
          "`bench/large.py%s`: `bench/bench_large` under qemu-aarch64 7.2, malloc+free of"
          " log-uniform 32 KiB..1 MiB objects, %d timed ops per run; system calls from"
          " `qemu-aarch64 -strace` (run with %d ops minus run with 0 ops, / %d), page faults"
-         " from the guest's getrusage over the timed part, time per op the median of %d runs"
+         " from the guest's getrusage over the timed part, guest instructions from the TCG plugin"
+         " bench/insncount (N ops minus 0 ops; `in libhwtag` is the library's own code, `DC GVA`"
+         " its tag stores of 512 B each), time per op the median of %d runs"
          " without -strace, configurations alternated (%.0f s in all)." % (
              " --quick" if args.quick else "", n, n, n, reps, elapsed), ""]
     for shape, slots, desc in SHAPES:
         L += ["## %s: %s" % (shape, desc), "",
               "| allocator | µs per op | time vs glibc | " + " | ".join(c + " / op" for c in MEMCALLS) +
-              " | other syscalls / op | minor faults / op |",
-              "|---|---|---|" + "---|" * len(MEMCALLS) + "---|---|"]
+              " | other syscalls / op | minor faults / op | insns / op | in libhwtag | DC GVA / op |",
+              "|---|---|---|" + "---|" * len(MEMCALLS) + "---|---|---|---|---|"]
         g = median(R[(shape, "glibc")]["ns"])
         for name, _, _ in cs:
             r = R[(shape, name)]
             ns = median(r["ns"])
             oth = sorted(((v, k) for k, v in r["calls"].items() if k not in MEMCALLS and v >= 0.005), reverse=True)
             other = "%.2f" % sum(v for v, _ in oth) + (" (%s)" % ", ".join("%s %.2f" % (k, v) for v, k in oth[:3]) if oth else "")
-            L.append("| %s | %.1f [%.1f-%.1f] | %.2fx | %s | %s | %.1f |" % (
+            L.append("| %s | %.1f [%.1f-%.1f] | %.2fx | %s | %s | %.1f | %.0f | %.0f | %.0f |" % (
                 name, ns / 1e3, min(r["ns"]) / 1e3, max(r["ns"]) / 1e3, ns / g,
                 " | ".join("%.2f" % r["calls"].get(c, 0) for c in MEMCALLS), other,
-                median(r["flt"])))
+                median(r["flt"]), r["insns"]["total"], r["insns"]["hwtag"],
+                r["insns"]["dc_gva"]))
         L.append("")
     L.append("<!-- analysis -->")
     os.makedirs(args.out, exist_ok=True)
