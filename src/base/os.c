@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* The allocator's only mmap/munmap/madvise/prctl/getauxval/write calls and the page size.
+/* The allocator's only mmap/munmap/madvise/mincore/prctl/getauxval/write calls and the page size.
  * No policy: callers decide what to map and when. */
 #include "os.h"
 
@@ -93,6 +93,22 @@ void hwt_os_unmap(void *addr, size_t size)
 void hwt_os_decommit(void *addr, size_t size)
 {
     madvise(addr, size, MADV_DONTNEED);
+}
+
+size_t hwt_os_resident_pages(void *addr, size_t size)
+{
+    enum { CHUNK = 512 }; /* pages asked per mincore call: the vector lives on the stack */
+    unsigned char vec[CHUNK];
+    size_t pages = (size + hwt_os_page_size - 1) / hwt_os_page_size, resident = 0;
+    for (size_t done = 0; done < pages;) {
+        size_t n = pages - done < CHUNK ? pages - done : CHUNK;
+        if (mincore((char *)addr + done * hwt_os_page_size, n * hwt_os_page_size, vec) != 0)
+            return pages;
+        for (size_t i = 0; i < n; i++)
+            resident += vec[i] & 1;
+        done += n;
+    }
+    return resident;
 }
 
 long hwt_os_write(int fd, const void *buf, size_t len)

@@ -24,6 +24,8 @@ bool hwt_os_commit(void *addr, size_t size, bool tagged);
 void hwt_os_unmap(void *addr, size_t size);
 /* Gives the pages back to the OS; they read as zero (and tag 0) afterwards. */
 void hwt_os_decommit(void *addr, size_t size);
+/* How many pages of [addr, addr+size) are resident (mincore); all of them when it fails. */
+size_t hwt_os_resident_pages(void *addr, size_t size);
 
 /* signal-safe */
 long hwt_os_write(int fd, const void *buf, size_t len);

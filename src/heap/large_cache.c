@@ -27,6 +27,10 @@
 #define PEAK_DECAY 256u
 /* Freed objects this big give their pages back at once (kept mapped, as address space). */
 #define RELEASE_ON_FREE ((size_t)4 << 20)
+/* A tagged object of at least this many pages, most of them never touched, gives its pages
+ * back instead of being retagged free: a use after free still faults (tag 0), the refaults
+ * are few, and one madvise costs less than a DC GVA pass over pages nobody uses. */
+#define RELEASE_TAGGED_PAGES 16u
 
 static struct hwt_large *cache_head, *cache_tail; /* oldest at head */
 static uint32_t cache_entries;
@@ -85,6 +89,18 @@ static void release_pages(struct hwt_large *l)
     l->area_tag = HWT_TAG_UNTAGGED;
 }
 
+/* A tagged object whose pages were mostly never touched (resident counts the pages the OS
+ * holds: on MTE hardware tagging makes a page resident, so only tagged, untouched ones miss).
+ */
+static bool mostly_untouched(struct hwt_large *l)
+{
+    size_t pages = l->area / hwt_os_page_size;
+    if (!l->mte || l->area_tag == HWT_TAG_UNTAGGED || l->area_tag == HWT_TAG_FREE ||
+        pages < RELEASE_TAGGED_PAGES)
+        return false;
+    return 2 * hwt_os_resident_pages((void *)l->start, pages * hwt_os_page_size) < pages;
+}
+
 struct hwt_large *hwt_large_cache_take_locked(size_t need, size_t size, size_t align, bool mte)
 {
     /* newest first: its pages are the likeliest to be still resident */
@@ -111,7 +127,7 @@ bool hwt_large_cache_admit(struct hwt_large *l)
     if (l->map_size > CACHE_MAX_BLOCK)
         return false;
     l->resident = l->map_size;
-    if (l->area >= RELEASE_ON_FREE)
+    if (l->area >= RELEASE_ON_FREE || mostly_untouched(l))
         release_pages(l);
     return true;
 }

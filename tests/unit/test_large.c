@@ -351,6 +351,7 @@ static void test_cached_pages_are_bounded(void **state)
     for (int i = 0; i < WARM; i++) {
         p[i] = hwt_large_alloc(MIB, 16, false, ALLOC_STACK);
         assert_non_null(p[i]);
+        memset(p[i], 0x2e, MIB); /* untouched tagged objects give their pages back */
     }
     for (int i = 0; i < WARM; i++)
         hwt_large_free(checked(p[i]), FREE_STACK);
@@ -381,6 +382,32 @@ static void test_cached_pages_are_bounded(void **state)
     assert_true(hwt_large_cached_resident() <= RESIDENT_SLACK);
 }
 
+/* A tagged object whose pages were never touched gives them back at free instead of being
+ * retagged (its stale pointer then meets tag 0); a used one is retagged free and kept. */
+static void test_untouched_tagged_object_is_released(void **state)
+{
+    (void)state;
+    if (!hwt_mte_active)
+        skip();
+    const size_t size = 200 * 4096;
+    unsigned char *used = hwt_large_alloc(size, 16, false, ALLOC_STACK);
+    unsigned char *idle = hwt_large_alloc(size, 16, false, ALLOC_STACK);
+    assert_non_null(used);
+    assert_non_null(idle);
+    memset(used, 0x11, size);
+    idle[0] = 1;
+    size_t before = hwt_large_cached_resident();
+    hwt_large_free(checked(used), FREE_STACK);
+    size_t after_used = hwt_large_cached_resident();
+    assert_true(after_used >= before + size);
+    assert_int_equal(mte_load_tag(mte_untag(used) + size / 2), HWT_TAG_FREE);
+    hwt_large_free(checked(idle), FREE_STACK);
+    assert_true(hwt_large_cached_resident() < after_used + size / 2);
+    unsigned old = mte_load_tag(mte_untag(idle) + size / 2);
+    assert_true(old == HWT_TAG_UNTAGGED || old == HWT_TAG_FREE);
+    assert_int_not_equal(old, mte_ptr_tag(idle));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -396,6 +423,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_reused_mapping_has_room_after_its_start, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_cached_pages_are_bounded, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_untouched_tagged_object_is_released, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
