@@ -238,7 +238,8 @@ void hwt_large_free(struct hwt_large *l, uint32_t stack)
     bool keep = hwt_large_cache_admit(l);
     /* Retag a tagged object free so the old pointer faults; an unsampled one stays tag 0:
      * skipping its tagging is what sampling buys. Kept resident rather than given back: its
-     * next user retags it anyway, and a pass of DC GVA costs less than faulting it in. */
+     * next user retags it anyway, and a pass of DC GVA costs less than faulting it in (unless
+     * its pages were mostly never touched: then admit gave them back, see large_cache.c). */
     if (keep && l->area_tag != HWT_TAG_UNTAGGED) {
         hwt_tag_range(l->start, l->area, HWT_TAG_FREE, false);
         l->area_tag = HWT_TAG_FREE;
