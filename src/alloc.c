@@ -56,6 +56,15 @@ static inline __attribute__((always_inline)) uint32_t capture_stack(struct hwt_t
 }
 
 /* The out-of-line fast paths (alloc_fast.h), one copy per set of flags. */
+
+/* Clears the TCO a report left set (HWT_TCACHE_RESUME). */
+static inline void resume_checks(struct hwt_thread_state *self)
+{
+    if (self->flags & HWT_TCACHE_RESUME) {
+        mte_tco_clear();
+        self->flags &= ~(uint32_t)HWT_TCACHE_RESUME;
+    }
+}
 __attribute__((noinline)) void *hwt_alloc_fast_malloc_default(struct hwt_thread_state *self,
                                                               struct hwt_tcache *tc, size_t size,
                                                               uintptr_t fp)
@@ -74,6 +83,7 @@ __attribute__((noinline)) void *hwt_alloc_fast_malloc_flags(struct hwt_thread_st
                                                             struct hwt_tcache *tc, size_t size,
                                                             bool zero, uintptr_t fp)
 {
+    resume_checks(self);
     return hwt_alloc_fast_malloc_with(self, tc, size, zero, self->flags, fp);
 }
 
@@ -95,6 +105,7 @@ __attribute__((noinline)) bool hwt_alloc_fast_free_flags(struct hwt_thread_state
                                                          struct hwt_tcache *tc, void *ptr,
                                                          uintptr_t fp)
 {
+    resume_checks(self);
     return hwt_alloc_fast_free_with(self, tc, ptr, self->flags, fp);
 }
 
@@ -122,6 +133,7 @@ static inline __attribute__((always_inline)) void enter(void)
 
 static inline __attribute__((always_inline)) void leave(void)
 {
+    hwt_self.flags &= ~(uint32_t)HWT_TCACHE_RESUME; /* mte_tco_clear has just run */
     __atomic_signal_fence(__ATOMIC_SEQ_CST);
     hwt_self.busy = 0;
 }

@@ -13,6 +13,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "arch/clock.h"
 #include "arch/mte.h"
 
 #define HWT_HISTORY_ENTRIES 4096u /* a power of two; 96 KiB */
@@ -52,13 +53,7 @@ bool hwt_history_claim(struct hwt_history_cursor *c);
 uint64_t hwt_history_clock_slow(void);
 static inline uint64_t hwt_history_clock(void)
 {
-#if defined(__aarch64__)
-    uint64_t t;
-    __asm__ volatile("mrs %0, cntvct_el0" : "=r"(t));
-    return t;
-#else
-    return hwt_history_clock_slow();
-#endif
+    return HWT_HAVE_ARCH_CLOCK ? hwt_arch_clock() : hwt_history_clock_slow();
 }
 
 /* Records an event through the thread's cursor, which has an entry left. Inline: every

@@ -25,6 +25,9 @@ enum {
     HWT_TCACHE_MTE = 1,   /* tag objects (hwt_mte_active) */
     HWT_TCACHE_STACK = 2, /* capture allocation and free stacks */
     HWT_TCACHE_TAIL = 4,  /* write and check tail patterns (hwt_tail_active) */
+    /* a report went on with Tag Check Override set (HWTAG_FAULT=report): the thread's
+     * next allocator call clears it, which brings its checks back */
+    HWT_TCACHE_RESUME = 8,
 };
 
 struct hwt_tcache {

@@ -22,6 +22,7 @@
 #include "sink.h"
 #include "symbolize.h"
 #include "tail.h"
+#include "tcache.h"
 #include "unwind.h"
 
 #define REPORT_TEXT_CAP (32u * 1024u)
@@ -100,8 +101,10 @@ static void tag_fault(siginfo_t *info, void *ucontext)
     /* HWTAG_FAULT=report (or a read under panic_on_write): go on. The faulting instruction
      * re-executes with TCO set, and the thread's next allocator call clears TCO, so its
      * checks come back then (an asynchronous fault has nothing to re-execute). */
-    if (!asynchronous)
+    if (!asynchronous) {
         hwt_context_resume_unchecked(ucontext);
+        hwt_self.flags |= HWT_TCACHE_RESUME; /* the fast paths leave TCO alone otherwise */
+    }
 }
 
 static void handler(int sig, siginfo_t *info, void *ucontext)
