@@ -45,7 +45,7 @@ static inline __attribute__((always_inline)) bool hwt_alloc_fast_stack(const str
     if (unlikely(!hwt_alloc_fast_on_stack(tc, fp)))
         return false;
     uint64_t key;
-    hwt_unwind_walk(fp, tc->stack_hi, NULL, HWT_ALLOC_STACK_FRAMES, &key);
+    hwt_unwind_walk(fp, tc->stack_hi, NULL, HWT_ALLOC_STACK_FRAMES, tc->stack_key_constants, &key);
     unsigned i = (unsigned)(key >> 58) & (HWT_TCACHE_STACKS - 1);
     *id = tc->stack_ids[i];
     return likely(tc->stack_keys[i] == key);

@@ -143,8 +143,9 @@ static struct stack_range stack_range_of(uintptr_t addr, bool use_cache)
     return r;
 }
 
-/* Follows frame records from fp while each lies in [lo, hi), is aligned and sits above the
- * last; stores return addresses after dropping skip of them. */
+/* Follows frame records from fp while each lies in [lo, hi) and sits above the last (the
+ * walk hwt_unwind_walk does, so both give one stack the same key); stores return
+ * addresses after dropping skip of them. */
 static unsigned walk_records(uintptr_t fp, uintptr_t lo, struct stack_range r, uintptr_t *pcs,
                              unsigned n, unsigned max, unsigned skip)
 {
@@ -152,7 +153,7 @@ static unsigned walk_records(uintptr_t fp, uintptr_t lo, struct stack_range r, u
         const uintptr_t *record;
         uintptr_t pc;
 
-        if (fp % sizeof(uintptr_t) != 0 || fp < lo || fp < r.lo || fp > r.hi - HWT_FRAME_RECORD)
+        if (fp < lo || fp < r.lo || fp > r.hi - HWT_FRAME_RECORD)
             break;
         record = (const uintptr_t *)fp;
         pc = strip_pc(record[1]);
@@ -182,6 +183,9 @@ __attribute__((noinline)) unsigned hwt_unwind_fast(uintptr_t *pcs, unsigned max,
         return 0;
     return walk_records(((const uintptr_t *)fp)[0], fp + HWT_FRAME_RECORD, r, pcs, 0, max, skip);
 }
+
+const uint64_t hwt_unwind_key_constants[2] = {UINT64_C(0x9e3779b97f4a7c15),
+                                              UINT64_C(0xff51afd7ed558ccd)};
 
 bool hwt_unwind_stack_bounds(uintptr_t addr, uintptr_t *lo, uintptr_t *hi)
 {

@@ -30,11 +30,17 @@ bool hwt_unwind_stack_bounds(uintptr_t addr, uintptr_t *lo, uintptr_t *hi);
 
 /* Key of a stack in the per-thread stack caches: a 64-bit hash of its return addresses,
  * mixed in as they are walked, and of their number; never 0. A collision (a wrong stack in
- * a report) has odds of 2^-64 a pair. */
-#define HWT_UNWIND_KEY_SEED UINT64_C(0x9e3779b97f4a7c15)
+ * a report) has odds of 2^-64 a pair. The two constants are read from memory: one load
+ * where building them takes eight instructions. */
+extern const uint64_t hwt_unwind_key_constants[2]; /* seed, odd multiplier */
+#define HWT_UNWIND_KEY_SEED (hwt_unwind_key_constants[0])
+static inline uint64_t hwt_unwind_key_mix(uint64_t key, uintptr_t pc, uint64_t mul)
+{
+    return (key ^ pc) * mul;
+}
 static inline uint64_t hwt_unwind_key_step(uint64_t key, uintptr_t pc)
 {
-    return (key ^ pc) * UINT64_C(0xff51afd7ed558ccd);
+    return hwt_unwind_key_mix(key, pc, hwt_unwind_key_constants[1]);
 }
 static inline uint64_t hwt_unwind_key_end(uint64_t key, unsigned n)
 {
@@ -42,27 +48,34 @@ static inline uint64_t hwt_unwind_key_end(uint64_t key, unsigned n)
 }
 
 /* The walk of hwt_unwind_fast, inline for the allocation fast paths: follows the frame
- * records from the record at fp while each is aligned, above the last and below hi - 16,
- * up to max return addresses; stores them in pcs when pcs != NULL. Returns the number and
- * sets *key to their hash. fp must be a record of the calling thread inside [lo, hi). */
-static inline __attribute__((always_inline)) unsigned
-hwt_unwind_walk(uintptr_t fp, uintptr_t hi, uintptr_t *pcs, unsigned max, uint64_t *key)
+ * records from the record at fp while each is above the last and at most hi - 16, up to
+ * max return addresses; stores them in pcs when pcs != NULL. Returns the number and sets
+ * *key to their hash. constants: a copy of hwt_unwind_key_constants the caller has at
+ * hand. fp must be a record of the calling thread inside [lo, hi - 16]. A
+ * record's two words are read together; they need not be aligned (user memory of the
+ * stack mapping either way). */
+static inline __attribute__((always_inline)) unsigned hwt_unwind_walk(uintptr_t fp, uintptr_t hi,
+                                                                      uintptr_t *pcs, unsigned max,
+                                                                      const uint64_t *constants,
+                                                                      uint64_t *key)
 {
-    uint64_t k = HWT_UNWIND_KEY_SEED;
+    uint64_t k = constants[0];
+    uint64_t mul = constants[1];
+    uintptr_t last = hi - 2 * sizeof(uintptr_t);
     unsigned n = 0;
     for (;;) {
-        const uintptr_t *record = (const uintptr_t *)fp;
-        uintptr_t pc = record[1] & HWT_UNWIND_PC_MASK;
+        struct {
+            uintptr_t next, pc;
+        } record;
+        __builtin_memcpy(&record, (const void *)fp, sizeof(record));
+        uintptr_t next = record.next;
+        uintptr_t pc = record.pc & HWT_UNWIND_PC_MASK;
         if (pc == 0)
             break;
         if (pcs != NULL)
             pcs[n] = pc;
-        k = hwt_unwind_key_step(k, pc);
-        if (++n == max)
-            break;
-        uintptr_t next = record[0];
-        if (next % sizeof(uintptr_t) != 0 || next < fp + 2 * sizeof(uintptr_t) ||
-            next > hi - 2 * sizeof(uintptr_t))
+        k = hwt_unwind_key_mix(k, pc, mul);
+        if (++n == max || next < fp + 2 * sizeof(uintptr_t) || next > last)
             break;
         fp = next;
     }

@@ -102,6 +102,8 @@ struct hwt_tcache *hwt_tcache_create(void)
         tc->stack_lo = 0; /* no frame pointer is ever inside: the general walk runs */
         tc->stack_hi = 2 * sizeof(uintptr_t);
     }
+    tc->stack_key_constants[0] = hwt_unwind_key_constants[0];
+    tc->stack_key_constants[1] = hwt_unwind_key_constants[1];
     hwt_self.tc = tc;
     return tc;
 }

@@ -40,6 +40,7 @@ struct hwt_tcache {
     /* The thread's stack mapping, where its frame records are: [stack_lo, stack_hi); an
      * empty range (0, 16) when unknown. */
     uintptr_t stack_lo, stack_hi;
+    uint64_t stack_key_constants[2]; /* hwt_unwind_key_constants, one load away */
     /* Recent stacks of this thread: 64-bit hash of the frames -> depot id, so a repeated
      * call site skips the depot's shared lookup. Cleared when the tid changes (fork). */
     uint64_t stack_keys[HWT_TCACHE_STACKS];
