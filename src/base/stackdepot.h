@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* Stack depot: each distinct (thread, stack) stored once, referenced by a 32-bit id.
+/* Stack depot: each distinct (thread, stack) stored once, its frames once for all threads,
+ * referenced by a 20-bit id.
  * Bounded memory from meta.c, lock-free lookups; never calls malloc. */
 #ifndef HWT_STACKDEPOT_H
 #define HWT_STACKDEPOT_H
