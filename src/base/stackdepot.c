@@ -26,32 +26,44 @@
 #define HWT_DEPOT_PC_SLOTS (1u << 14) /* open addressing over it, power of two; 64 KiB */
 #define HWT_DEPOT_PC_PROBES 32u
 
-/* A record, at a unit boundary, bytes in order:
- *   u32  link: bits 0-19 id of the next record in the bucket (0 = end), bits 20-23
- *        HWT_DEPOT_MAGIC, bits 24-31 the top byte of the stack's hash
- *   u8   kind (bits 6-7) and frame count (bits 0-5, 1..HWT_STACK_MAX_FRAMES)
- *   varint  tid of the thread that captured the stack
- *   DEPOT_STACK: one code per frame, innermost first (frame_put)
- *   DEPOT_ALIAS: varint id of the DEPOT_STACK record with the same frames seen first from
- *        another thread: the thread is part of what a report says, the frames are shared.
- * Immutable once published through a bucket (release CAS), so readers that reach it with an
- * acquire load need no lock. */
-#define HWT_DEPOT_MAGIC 0xau
+/* The frames after the innermost HWT_DEPOT_INLINE are a tail record of their own, shared by
+ * every stack that ends the same way: python3 start-up's 39k stacks of 12 frames have 6.4k
+ * distinct tails after 4 frames (after 3: 10k, after 5: 4.2k; 4 costs least). */
+#define HWT_DEPOT_INLINE 4u
+
+/* A record, at a unit boundary: a 32-bit header, then bytes.
+ *   header  bits 0-19 id of the next record in the bucket (0 = end), bits 20-23 the top bits
+ *           of the frames' hash, bits 24-25 kind, bits 26-31 frame count (1..32)
+ *   DEPOT_STACK  varint zigzag(tid - the first tid the depot saw), so the main thread's is a
+ *           byte; codes of the innermost HWT_DEPOT_INLINE frames (frame_put); if there are
+ *           more, varint id of the DEPOT_TAIL record of the rest
+ *   DEPOT_TAIL   codes of its frames; found by their hash like a stack, named by stacks only
+ *   DEPOT_ALIAS  varint tid as for a stack, varint id of the DEPOT_STACK record with the same
+ *           frames seen first from another thread: the thread is part of what a report says,
+ *           the frames are shared
+ * A record only names older records. Immutable once published through a bucket (release
+ * CAS), so readers that reach it with an acquire load need no lock. */
 #define DEPOT_NEXT_MASK ((1u << HWT_STACKDEPOT_ID_BITS) - 1)
-#define DEPOT_MAGIC_SHIFT 20u
-#define DEPOT_CHECK_SHIFT 24u
-#define DEPOT_KIND_SHIFT 6u
-#define DEPOT_NR_MASK 0x3fu
-#define DEPOT_HEADER 5u
+#define DEPOT_CHECK_SHIFT 20u
+#define DEPOT_CHECK_MASK 0xfu
+#define DEPOT_KIND_SHIFT 24u
+#define DEPOT_KIND_MASK 0x3u
+#define DEPOT_NR_SHIFT 26u
 #define DEPOT_VARINT_MAX 10u /* bytes of a 64-bit varint; a frame code is never longer */
-#define DEPOT_RECORD_MAX (DEPOT_HEADER + DEPOT_VARINT_MAX * (HWT_STACK_MAX_FRAMES + 1))
+#define DEPOT_RECORD_MAX (sizeof(uint32_t) + DEPOT_VARINT_MAX * (HWT_STACK_MAX_FRAMES + 2))
+/* Zero bytes past the pool, never written. A decoder reads at most this far from the unit it
+ * starts at (a varint stops after 10 bytes, a frame code after 11, a record after its count),
+ * so whatever id it is given it stays inside the mapping without checking byte by byte. */
+#define DEPOT_PAD (sizeof(uint32_t) + (DEPOT_VARINT_MAX + 1) * (HWT_STACK_MAX_FRAMES + 2))
 
-enum { DEPOT_DEAD = 0, DEPOT_STACK = 1, DEPOT_ALIAS = 2 };
+enum { DEPOT_DEAD = 0, DEPOT_STACK = 1, DEPOT_ALIAS = 2, DEPOT_TAIL = 3 };
 
-_Static_assert(HWT_STACK_MAX_FRAMES <= DEPOT_NR_MASK, "frame count fits its 6 bits");
+_Static_assert(HWT_STACK_MAX_FRAMES < (1u << (32 - DEPOT_NR_SHIFT)), "frame count fits");
 _Static_assert(HWT_DEPOT_POOL_UNITS <= (1u << HWT_STACKDEPOT_ID_BITS),
                "ids are unit indexes below 2^HWT_STACKDEPOT_ID_BITS");
-_Static_assert(HWT_STACKDEPOT_ID_BITS <= DEPOT_MAGIC_SHIFT, "next id fits the link word");
+_Static_assert(HWT_STACKDEPOT_ID_BITS <= DEPOT_CHECK_SHIFT, "next id fits the header");
+_Static_assert(HWT_DEPOT_PCS >= (1u << 13),
+               "an index of a 1- or 2-byte code is inside the frame table");
 
 enum { DEPOT_UNINIT, DEPOT_BUSY, DEPOT_READY, DEPOT_FAILED };
 
@@ -62,7 +74,8 @@ static uint64_t *depot_pcs;            /* the frame table, by index */
 static uint32_t *depot_pc_slots;       /* index + 1 of a frame table entry, 0 = empty; atomic */
 static uint32_t depot_pc_count;        /* frame table indexes handed out; may pass the end */
 static uint64_t depot_used = 1;        /* units handed out (unit 0 reserved); may pass the end */
-static uint64_t depot_stacks;          /* records published */
+static uint64_t depot_stacks;          /* stack and alias records published */
+static uint64_t depot_tid0;            /* the first tid put + 1, 0 until then; set once */
 
 /* Reserves the pool at first use. A put racing the first one gets 0 (no stack) rather than
  * waiting: the racer may be a signal handler interrupting the very thread that sets up. */
@@ -75,7 +88,7 @@ static bool depot_ready(void)
         !__atomic_compare_exchange_n(&depot_state, &state, DEPOT_BUSY, false, __ATOMIC_ACQUIRE,
                                      __ATOMIC_RELAXED))
         return false;
-    depot_pool = hwt_meta_alloc(HWT_DEPOT_POOL_SIZE, HWT_DEPOT_UNIT);
+    depot_pool = hwt_meta_alloc(HWT_DEPOT_POOL_SIZE + DEPOT_PAD, HWT_DEPOT_UNIT);
     depot_buckets = hwt_meta_alloc(HWT_DEPOT_BUCKETS * sizeof(uint32_t), sizeof(uint32_t));
     depot_pcs = hwt_meta_alloc(HWT_DEPOT_PCS * sizeof(uint64_t), sizeof(uint64_t));
     depot_pc_slots = hwt_meta_alloc(HWT_DEPOT_PC_SLOTS * sizeof(uint32_t), sizeof(uint32_t));
@@ -108,17 +121,23 @@ static unsigned varint_put(uint8_t *p, uint64_t v)
     return i;
 }
 
-/* Reads a varint from [*p, end). Returns false when it runs past end or past 64 bits. */
-static bool varint_get(const uint8_t **p, const uint8_t *end, uint64_t *out)
+/* Reads a varint at *p (at most DEPOT_VARINT_MAX bytes). Returns false past 64 bits. */
+static inline bool varint_get(const uint8_t **p, uint64_t *out)
 {
+    const uint8_t *q = *p;
     uint64_t v = 0;
+
+    if (likely(!(*q & 0x80))) {
+        *out = *q;
+        *p = q + 1;
+        return true;
+    }
     for (unsigned shift = 0; shift < 64; shift += 7) {
-        if (*p >= end)
-            return false;
-        uint8_t b = *(*p)++;
+        uint8_t b = *q++;
         v |= (uint64_t)(b & 0x7f) << shift;
         if (!(b & 0x80)) {
             *out = v;
+            *p = q;
             return true;
         }
     }
@@ -185,89 +204,147 @@ static long pc_index(uint64_t pc)
 /* A parsed record. */
 struct depot_view {
     uint32_t next;
-    uint8_t check; /* top byte of the stack's hash */
+    uint8_t check; /* top bits of the frames' hash */
     uint8_t kind;
     uint8_t nr;
-    uint32_t tid;
+    uint32_t tid;          /* DEPOT_STACK, DEPOT_ALIAS */
     uint32_t target;       /* DEPOT_ALIAS: the record holding the frames */
-    const uint8_t *frames; /* DEPOT_STACK: the first frame code */
+    const uint8_t *frames; /* DEPOT_STACK, DEPOT_TAIL: the first frame code */
 };
+
+static uint8_t hash_check(uint32_t hash)
+{
+    return (uint8_t)(hash >> (32 - 4));
+}
+
+/* The tid a record codes tid against: the first one ever put, fixed before any record. */
+static uint32_t tid_base(uint32_t tid)
+{
+    uint64_t t0 = __atomic_load_n(&depot_tid0, __ATOMIC_ACQUIRE);
+    if (t0 == 0) {
+        __atomic_compare_exchange_n(&depot_tid0, &t0, (uint64_t)tid + 1, false, __ATOMIC_ACQ_REL,
+                                    __ATOMIC_ACQUIRE);
+        t0 = __atomic_load_n(&depot_tid0, __ATOMIC_ACQUIRE);
+    }
+    return (uint32_t)(t0 - 1);
+}
 
 /* Parses the record of id; false when id cannot name a record of this pool. Every read stays
  * inside the pool, whatever id is. */
 static bool depot_view(uint32_t id, struct depot_view *v)
 {
-    const uint8_t *p, *end = (const uint8_t *)(depot_pool + HWT_DEPOT_POOL_UNITS);
+    const uint8_t *p;
     uint64_t x;
-    uint32_t link;
+    uint32_t header;
 
-    if (id == 0 || id >= HWT_DEPOT_POOL_UNITS - 2)
+    if (id == 0 || id >= HWT_DEPOT_POOL_UNITS - 1)
         return false;
-    link = depot_pool[id];
-    p = (const uint8_t *)&depot_pool[id] + sizeof(link);
-    if ((link >> DEPOT_MAGIC_SHIFT & 0xfu) != HWT_DEPOT_MAGIC)
+    header = depot_pool[id];
+    p = (const uint8_t *)&depot_pool[id + 1];
+    v->next = header & DEPOT_NEXT_MASK;
+    v->check = (uint8_t)(header >> DEPOT_CHECK_SHIFT & DEPOT_CHECK_MASK);
+    v->kind = (uint8_t)(header >> DEPOT_KIND_SHIFT & DEPOT_KIND_MASK);
+    v->nr = (uint8_t)(header >> DEPOT_NR_SHIFT);
+    if (v->kind == DEPOT_DEAD || v->nr == 0 || v->nr > HWT_STACK_MAX_FRAMES)
         return false;
-    v->next = link & DEPOT_NEXT_MASK;
-    v->check = (uint8_t)(link >> DEPOT_CHECK_SHIFT);
-    v->kind = *p >> DEPOT_KIND_SHIFT;
-    v->nr = *p++ & DEPOT_NR_MASK;
-    if (v->nr == 0 || v->nr > HWT_STACK_MAX_FRAMES || !varint_get(&p, end, &x) || x > UINT32_MAX)
+    v->frames = p;
+    if (v->kind == DEPOT_TAIL)
+        return true;
+    if (!varint_get(&p, &x))
         return false;
-    v->tid = (uint32_t)x;
+    /* records exist, so the base is set */
+    v->tid = (uint32_t)(__atomic_load_n(&depot_tid0, __ATOMIC_ACQUIRE) - 1) + (uint32_t)unzigzag(x);
     v->frames = p;
     if (v->kind == DEPOT_STACK)
         return true;
-    /* an alias is published after the record it names, so it names an older one */
-    if (v->kind != DEPOT_ALIAS || !varint_get(&p, end, &x) || x == 0 || x >= id)
+    if (!varint_get(&p, &x) || x == 0 || x >= id)
         return false;
     v->target = (uint32_t)x;
     return true;
 }
 
-/* Decodes the v->nr frames of a DEPOT_STACK record into pcs. */
-static bool depot_frames(const struct depot_view *v, uintptr_t *pcs)
+/* Decodes n frame codes from *p into pcs; with expect, stops at the first frame that differs
+ * from it (false), so a chain walk rejects another stack after a frame or two. */
+static inline __attribute__((always_inline)) bool
+decode_frames(const uint8_t **p, unsigned n, uintptr_t *pcs, const uintptr_t *expect)
 {
-    const uint8_t *p = v->frames, *end = (const uint8_t *)(depot_pool + HWT_DEPOT_POOL_UNITS);
-    uint32_t count = __atomic_load_n(&depot_pc_count, __ATOMIC_ACQUIRE);
+    const uint8_t *q = *p;
     uint64_t prev = 0, x;
 
-    for (unsigned i = 0; i < v->nr; i++) {
-        if (p >= end)
-            return false;
-        uint8_t b = *p++;
-        x = (uint64_t)(b >> 1 & 0x3f);
-        if (b & 0x80) {
-            uint64_t rest;
-            if (!varint_get(&p, end, &rest) || rest >> 58 != 0)
-                return false;
-            x |= rest << 6;
-        }
-        if (b & 1) {
-            prev += unzigzag(x);
+    for (unsigned i = 0; i < n; i++) {
+        unsigned w = q[0] | (unsigned)q[1] << 8;
+        /* the common codes, an index of 1 or 2 bytes: always inside the table (an entry not
+         * yet written reads 0, which only a damaged id can reach) */
+        if (likely(!(w & 0x81))) {
+            prev = depot_pcs[w >> 1 & 0x7f];
+            q++;
+        } else if ((w & 0x8081) == 0x80) {
+            prev = depot_pcs[(w >> 1 & 0x3f) | (w >> 8) << 6];
+            q += 2;
         } else {
-            if (x >= count || x >= HWT_DEPOT_PCS)
+            x = (uint64_t)(w >> 1 & 0x3f);
+            q++;
+            if (w & 0x80) {
+                uint64_t rest;
+                if (!varint_get(&q, &rest) || rest >> 58 != 0)
+                    return false;
+                x |= rest << 6;
+            }
+            if (w & 1)
+                prev += unzigzag(x);
+            else if (x < HWT_DEPOT_PCS)
+                prev = depot_pcs[x];
+            else
                 return false;
-            prev = depot_pcs[x];
         }
         pcs[i] = (uintptr_t)prev;
+        if (expect && expect[i] != pcs[i])
+            return false;
     }
+    *p = q;
     return true;
 }
 
-/* The frames of the record of id, following an alias; the count, or 0 for a bad id. */
+/* Decodes the v->nr frames of the DEPOT_STACK or DEPOT_TAIL record id (viewed as v), checked
+ * against expect as decode_frames does when it is not NULL. */
+static bool depot_frames(uint32_t id, const struct depot_view *v, uintptr_t *pcs,
+                         const uintptr_t *expect)
+{
+    const uint8_t *p = v->frames;
+    struct depot_view tail;
+    unsigned inline_nr;
+    uint64_t x;
+
+    if (v->kind == DEPOT_TAIL)
+        return decode_frames(&p, v->nr, pcs, expect);
+    inline_nr = v->nr < HWT_DEPOT_INLINE ? v->nr : HWT_DEPOT_INLINE;
+    if (!decode_frames(&p, inline_nr, pcs, expect))
+        return false;
+    if (v->nr == inline_nr)
+        return true;
+    if (!varint_get(&p, &x) || x == 0 || x >= id)
+        return false;
+    if (!depot_view((uint32_t)x, &tail) || tail.kind != DEPOT_TAIL || tail.nr != v->nr - inline_nr)
+        return false;
+    p = tail.frames;
+    return decode_frames(&p, tail.nr, pcs + inline_nr, expect ? expect + inline_nr : NULL);
+}
+
+/* The frames of the record of id, following an alias; the count, or 0 for a bad id or a
+ * tail (not a stack of its own). */
 static unsigned depot_fetch(uint32_t id, struct depot_view *v, uintptr_t *pcs)
 {
     struct depot_view target;
 
-    if (!depot_view(id, v))
+    if (!depot_view(id, v) || v->kind == DEPOT_TAIL)
         return 0;
     if (v->kind == DEPOT_ALIAS) {
         if (!depot_view(v->target, &target) || target.kind != DEPOT_STACK || target.nr != v->nr ||
-            !depot_frames(&target, pcs))
+            !depot_frames(v->target, &target, pcs, NULL))
             return 0;
         return v->nr;
     }
-    return depot_frames(v, pcs) ? v->nr : 0;
+    return depot_frames(id, v, pcs, NULL) ? v->nr : 0;
 }
 
 static bool frames_equal(const uintptr_t *a, const uintptr_t *b, unsigned n)
@@ -278,25 +355,44 @@ static bool frames_equal(const uintptr_t *a, const uintptr_t *b, unsigned n)
     return true;
 }
 
-/* Walks the chain from head down to (not including) stop. Returns the id of (tid, pcs) or 0;
- * *base gets the first DEPOT_STACK record of the same frames from another thread, if any. */
-static uint32_t depot_find(uint32_t head, uint32_t stop, uint32_t hash, uint32_t tid,
-                           const uintptr_t *pcs, unsigned n, uint32_t *base)
+/* What a chain walk looks for: a stack of tid (or, in *base, the first DEPOT_STACK of the same
+ * frames from another thread), or a tail. */
+struct depot_key {
+    uint32_t hash;
+    bool tail;
+    uint32_t tid;
+    const uintptr_t *pcs;
+    unsigned n;
+};
+
+/* Walks the chain from head down to (not including) stop. Returns the id of the record of key
+ * or 0; *base as above. */
+static uint32_t depot_find(uint32_t head, uint32_t stop, const struct depot_key *key,
+                           uint32_t *base)
 {
     uintptr_t frames[HWT_STACK_MAX_FRAMES];
     struct depot_view v;
 
-    for (uint32_t id = head; id != 0 && id != stop; id = v.next) {
+    /* what the header of a candidate holds: its hash bits and count, and a tail or not */
+    uint32_t want = (uint32_t)hash_check(key->hash) << DEPOT_CHECK_SHIFT | key->n << DEPOT_NR_SHIFT;
+    uint32_t mask = DEPOT_CHECK_MASK << DEPOT_CHECK_SHIFT | 0xffffffffu << DEPOT_NR_SHIFT;
+    uint32_t next;
+
+    for (uint32_t id = head; id != 0 && id != stop; id = next) {
+        if (id >= HWT_DEPOT_POOL_UNITS - 1)
+            return 0;
+        uint32_t header = depot_pool[id];
+        next = header & DEPOT_NEXT_MASK;
+        if ((header & mask) != want ||
+            ((header >> DEPOT_KIND_SHIFT & DEPOT_KIND_MASK) == DEPOT_TAIL) != key->tail)
+            continue;
         if (!depot_view(id, &v))
             return 0;
-        if (v.check != (uint8_t)(hash >> DEPOT_CHECK_SHIFT) || v.nr != n)
+        if (v.kind == DEPOT_ALIAS ? v.tid != key->tid || depot_fetch(id, &v, frames) != key->n ||
+                                        !frames_equal(frames, key->pcs, key->n)
+                                  : !depot_frames(id, &v, frames, key->pcs))
             continue;
-        if (v.kind == DEPOT_ALIAS ? v.tid != tid || depot_fetch(id, &v, frames) != n
-                                  : !depot_frames(&v, frames))
-            continue;
-        if (!frames_equal(frames, pcs, n))
-            continue;
-        if (v.tid == tid)
+        if (key->tail || v.tid == key->tid)
             return id;
         if (*base == 0)
             *base = id;
@@ -304,60 +400,78 @@ static uint32_t depot_find(uint32_t head, uint32_t stop, uint32_t hash, uint32_t
     return 0;
 }
 
-/* Codes (tid, pcs) as a record into buf, zero-padded to whole units; an alias of base when
- * base is not 0. Returns its size in units. */
-static unsigned depot_encode(uint8_t *buf, uint32_t tid, const uintptr_t *pcs, unsigned n,
-                             uint32_t base)
+static unsigned encode_frames(uint8_t *p, const uintptr_t *pcs, unsigned n)
 {
-    unsigned len = sizeof(uint32_t); /* the link, written at publication */
+    unsigned len = 0;
     uint64_t prev = 0;
 
-    buf[len++] = (uint8_t)((base ? DEPOT_ALIAS : DEPOT_STACK) << DEPOT_KIND_SHIFT | n);
-    len += varint_put(buf + len, tid);
+    for (unsigned i = 0; i < n; i++) {
+        long index = pc_index(pcs[i]);
+        if (index >= 0)
+            len += frame_put(p + len, false, (uint64_t)index);
+        else
+            len += frame_put(p + len, true, zigzag((uint64_t)pcs[i] - prev));
+        prev = pcs[i];
+    }
+    return len;
+}
+
+/* Codes the body of a record of key into buf after its header: an alias of base when base is
+ * not 0, a stack naming tail when tail is not 0. Zero-pads it to whole units; returns them. */
+static unsigned depot_encode(uint8_t *buf, const struct depot_key *key, uint32_t base,
+                             uint32_t tail)
+{
+    unsigned len = sizeof(uint32_t); /* the header, written at publication */
+
+    if (!key->tail)
+        len += varint_put(buf + len, zigzag((uint64_t)((int64_t)key->tid - tid_base(key->tid))));
     if (base) {
         len += varint_put(buf + len, base);
+    } else if (key->tail) {
+        len += encode_frames(buf + len, key->pcs, key->n);
     } else {
-        for (unsigned i = 0; i < n; i++) {
-            long index = pc_index(pcs[i]);
-            if (index >= 0)
-                len += frame_put(buf + len, false, (uint64_t)index);
-            else
-                len += frame_put(buf + len, true, zigzag((uint64_t)pcs[i] - prev));
-            prev = pcs[i];
-        }
+        len += encode_frames(buf + len, key->pcs, tail ? HWT_DEPOT_INLINE : key->n);
+        if (tail)
+            len += varint_put(buf + len, tail);
     }
     while (len % HWT_DEPOT_UNIT)
         buf[len++] = 0;
     return len / HWT_DEPOT_UNIT;
 }
 
-static void depot_link(uint32_t id, uint32_t next, uint32_t hash)
+static uint32_t depot_header(uint32_t next, const struct depot_key *key, unsigned kind)
 {
-    depot_pool[id] = next | HWT_DEPOT_MAGIC << DEPOT_MAGIC_SHIFT |
-                     (hash >> DEPOT_CHECK_SHIFT) << DEPOT_CHECK_SHIFT;
+    return next | (uint32_t)hash_check(key->hash) << DEPOT_CHECK_SHIFT |
+           (uint32_t)kind << DEPOT_KIND_SHIFT | key->n << DEPOT_NR_SHIFT;
 }
 
-uint32_t hwt_stackdepot_put(uint32_t tid, const uintptr_t *pcs, unsigned n)
+/* Finds the record of key, or adds it. Returns its id, 0 when the pool is full. */
+static uint32_t depot_insert(const struct depot_key *key)
 {
     uint8_t buf[DEPOT_RECORD_MAX + HWT_DEPOT_UNIT];
-    uint32_t hash, head, found, id, base = 0;
-    uint32_t *bucket;
+    uint32_t *bucket = &depot_buckets[key->hash & (HWT_DEPOT_BUCKETS - 1)];
+    uint32_t head, found, id, base = 0, tail = 0;
+    unsigned kind = key->tail ? DEPOT_TAIL : DEPOT_STACK;
     uint64_t units, start;
 
-    if (n == 0 || !depot_ready())
-        return 0;
-    if (n > HWT_STACK_MAX_FRAMES)
-        n = HWT_STACK_MAX_FRAMES;
-    hash = depot_hash(pcs, n);
-    bucket = &depot_buckets[hash & (HWT_DEPOT_BUCKETS - 1)];
     head = __atomic_load_n(bucket, __ATOMIC_ACQUIRE);
-    found = depot_find(head, 0, hash, tid, pcs, n, &base);
+    found = depot_find(head, 0, key, &base);
     if (found)
         return found;
+    if (base) {
+        kind = DEPOT_ALIAS;
+    } else if (!key->tail && key->n > HWT_DEPOT_INLINE) {
+        const uintptr_t *rest = key->pcs + HWT_DEPOT_INLINE;
+        unsigned rest_n = key->n - HWT_DEPOT_INLINE;
+        struct depot_key tail_key = {depot_hash(rest, rest_n), true, 0, rest, rest_n};
+        tail = depot_insert(&tail_key);
+        if (tail == 0)
+            return 0;
+    }
 
     /* Bump-allocate. Once full, the pool stays full: the load keeps the counter from growing
      * further than one record per racing thread past the end. */
-    units = depot_encode(buf, tid, pcs, n, base);
+    units = depot_encode(buf, key, base, tail);
     if (__atomic_load_n(&depot_used, __ATOMIC_RELAXED) + units > HWT_DEPOT_POOL_UNITS)
         return 0;
     start = __atomic_fetch_add(&depot_used, units, __ATOMIC_RELAXED);
@@ -371,22 +485,32 @@ uint32_t hwt_stackdepot_put(uint32_t tid, const uintptr_t *pcs, unsigned n)
     }
 
     for (;;) {
-        uint32_t old = head;
-        depot_link(id, head, hash);
+        uint32_t old = head, ignored = 0;
+        depot_pool[id] = depot_header(head, key, kind);
         if (__atomic_compare_exchange_n(bucket, &head, id, false, __ATOMIC_RELEASE,
                                         __ATOMIC_ACQUIRE))
             break;
-        /* Someone published first: if it is the same stack, theirs wins (ours is leaked, a
+        /* Someone published first: if it is the same record, theirs wins (ours is leaked, a
          * rare race bounded by the number of threads) so every thread gets the same id. */
-        uint32_t ignored = 0;
-        found = depot_find(head, old, hash, tid, pcs, n, &ignored);
+        found = depot_find(head, old, key, &ignored);
         if (found) {
-            depot_pool[id] = 0; /* no magic: never a record */
+            depot_pool[id] = 0; /* DEPOT_DEAD: never a record */
             return found;
         }
     }
-    __atomic_fetch_add(&depot_stacks, 1, __ATOMIC_RELAXED);
+    if (!key->tail)
+        __atomic_fetch_add(&depot_stacks, 1, __ATOMIC_RELAXED);
     return id;
+}
+
+uint32_t hwt_stackdepot_put(uint32_t tid, const uintptr_t *pcs, unsigned n)
+{
+    if (n == 0 || !depot_ready())
+        return 0;
+    if (n > HWT_STACK_MAX_FRAMES)
+        n = HWT_STACK_MAX_FRAMES;
+    struct depot_key key = {depot_hash(pcs, n), false, tid, pcs, n};
+    return depot_insert(&key);
 }
 
 unsigned hwt_stackdepot_get(uint32_t id, uint32_t *tid, uintptr_t *pcs, unsigned max)

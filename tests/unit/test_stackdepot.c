@@ -15,7 +15,9 @@
 /* More distinct frames than the depot's frame table holds, so later frames are coded as deltas */
 #define TABLE_OVERFLOW_PCS (1u << 15)
 /* A 12-frame stack whose frames are all known to the frame table costs at most this much */
-#define SHORT_STACK_BYTES 32u
+#define SHORT_STACK_BYTES 40u
+/* ... and this much when its outer frames are those of a stored stack */
+#define SHARED_TAIL_BYTES 20u
 /* An alias: the same frames from another thread */
 #define ALIAS_BYTES 12u
 
@@ -136,6 +138,13 @@ static void test_known_frames_cost_little(void **state)
     assert_round_trip(700001, rev, 12);
     hwt_stackdepot_usage(&stacks, &bytes1);
     assert_true(bytes1 - bytes0 <= SHORT_STACK_BYTES);
+    /* another innermost frame, the same callers: the outer frames are shared */
+    rev[0] = pcs[1];
+    assert_round_trip(700001, rev, 12);
+    hwt_stackdepot_usage(&stacks, &bytes0);
+    assert_true(bytes0 - bytes1 <= SHARED_TAIL_BYTES);
+    /* and the stack is still told apart from the one sharing its callers */
+    assert_int_not_equal(hwt_stackdepot_put(700001, rev, 12), hwt_stackdepot_put(700001, pcs, 12));
 }
 
 static void test_other_thread_shares_frames(void **state)
