@@ -23,7 +23,7 @@
  * index (2 bytes for the first 8192 addresses) instead of 8 bytes. python3 start-up stores 39k
  * stacks over 6.6k distinct addresses. Once full, new addresses are coded as deltas. */
 #define HWT_DEPOT_PCS 12288u          /* 96 KiB, filled in order */
-#define HWT_DEPOT_PC_SLOTS (1u << 14) /* open addressing over it, power of two; 64 KiB */
+#define HWT_DEPOT_PC_SLOTS (1u << 14) /* open addressing over it, power of two; 32 KiB */
 #define HWT_DEPOT_PC_PROBES 32u
 
 /* The frames after the innermost HWT_DEPOT_INLINE are a tail record of their own, shared by
@@ -62,6 +62,7 @@ _Static_assert(HWT_STACK_MAX_FRAMES < (1u << (32 - DEPOT_NR_SHIFT)), "frame coun
 _Static_assert(HWT_DEPOT_POOL_UNITS <= (1u << HWT_STACKDEPOT_ID_BITS),
                "ids are unit indexes below 2^HWT_STACKDEPOT_ID_BITS");
 _Static_assert(HWT_STACKDEPOT_ID_BITS <= DEPOT_CHECK_SHIFT, "next id fits the header");
+_Static_assert(HWT_DEPOT_PCS < UINT16_MAX, "a frame slot holds an index + 1 in 16 bits");
 _Static_assert(HWT_DEPOT_PCS >= (1u << 13),
                "an index of a 1- or 2-byte code is inside the frame table");
 
@@ -71,7 +72,7 @@ static int depot_state = DEPOT_UNINIT; /* set-up progress, atomic */
 static uint32_t *depot_pool;           /* HWT_DEPOT_POOL_UNITS units, published before READY */
 static uint32_t *depot_buckets;        /* heads of the bucket chains (ids), atomic */
 static uint64_t *depot_pcs;            /* the frame table, by index */
-static uint32_t *depot_pc_slots;       /* index + 1 of a frame table entry, 0 = empty; atomic */
+static uint16_t *depot_pc_slots;       /* index + 1 of a frame table entry, 0 = empty; atomic */
 static uint32_t depot_pc_count;        /* frame table indexes handed out; may pass the end */
 static uint64_t depot_used = 1;        /* units handed out (unit 0 reserved); may pass the end */
 static uint64_t depot_stacks;          /* stack and alias records published */
@@ -91,7 +92,7 @@ static bool depot_ready(void)
     depot_pool = hwt_meta_alloc(HWT_DEPOT_POOL_SIZE + DEPOT_PAD, HWT_DEPOT_UNIT);
     depot_buckets = hwt_meta_alloc(HWT_DEPOT_BUCKETS * sizeof(uint32_t), sizeof(uint32_t));
     depot_pcs = hwt_meta_alloc(HWT_DEPOT_PCS * sizeof(uint64_t), sizeof(uint64_t));
-    depot_pc_slots = hwt_meta_alloc(HWT_DEPOT_PC_SLOTS * sizeof(uint32_t), sizeof(uint32_t));
+    depot_pc_slots = hwt_meta_alloc(HWT_DEPOT_PC_SLOTS * sizeof(uint16_t), sizeof(uint16_t));
     state = depot_pool && depot_buckets && depot_pcs && depot_pc_slots ? DEPOT_READY : DEPOT_FAILED;
     __atomic_store_n(&depot_state, state, __ATOMIC_RELEASE);
     return state == DEPOT_READY;
@@ -177,18 +178,19 @@ static uint32_t pc_slot_of(uint64_t pc)
 static long pc_index(uint64_t pc)
 {
     uint32_t slot = pc_slot_of(pc);
-    uint32_t mine = 0; /* index + 1 claimed by this call */
+    uint16_t mine = 0; /* index + 1 claimed by this call */
 
     for (unsigned probe = 0; probe < HWT_DEPOT_PC_PROBES; probe++, slot++) {
-        uint32_t *entry = &depot_pc_slots[slot & (HWT_DEPOT_PC_SLOTS - 1)];
-        uint32_t e = __atomic_load_n(entry, __ATOMIC_ACQUIRE);
+        uint16_t *entry = &depot_pc_slots[slot & (HWT_DEPOT_PC_SLOTS - 1)];
+        uint16_t e = __atomic_load_n(entry, __ATOMIC_ACQUIRE);
         if (e == 0) {
             if (mine == 0) {
                 if (__atomic_load_n(&depot_pc_count, __ATOMIC_RELAXED) >= HWT_DEPOT_PCS)
                     return -1;
-                mine = __atomic_fetch_add(&depot_pc_count, 1, __ATOMIC_RELAXED) + 1;
-                if (mine > HWT_DEPOT_PCS)
+                uint32_t claim = __atomic_fetch_add(&depot_pc_count, 1, __ATOMIC_RELAXED);
+                if (claim >= HWT_DEPOT_PCS)
                     return -1;
+                mine = (uint16_t)(claim + 1);
                 depot_pcs[mine - 1] = pc;
             }
             if (__atomic_compare_exchange_n(entry, &e, mine, false, __ATOMIC_RELEASE,
@@ -550,6 +552,6 @@ void hwt_stackdepot_usage(uint64_t *stacks, uint64_t *bytes)
     if (bytes)
         *bytes = __atomic_load_n(&depot_state, __ATOMIC_RELAXED) == DEPOT_READY
                      ? (used - 1) * HWT_DEPOT_UNIT + HWT_DEPOT_BUCKETS * sizeof(uint32_t) +
-                           pcs * sizeof(uint64_t) + HWT_DEPOT_PC_SLOTS * sizeof(uint32_t)
+                           pcs * sizeof(uint64_t) + HWT_DEPOT_PC_SLOTS * sizeof(uint16_t)
                      : 0;
 }
