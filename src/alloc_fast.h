@@ -138,9 +138,10 @@ hwt_alloc_fast_free_with(struct hwt_thread_state *self, struct hwt_tcache *tc, v
 }
 
 /* The fast paths with the cache's own flags, out of line (alloc.c): the two defaults,
- * tagged with stacks and without, as copies with their flags constant, and any flags. */
-#define HWT_ALLOC_FLAGS_DEFAULT (HWT_TCACHE_MTE | HWT_TCACHE_TAIL | HWT_TCACHE_STACK)
-#define HWT_ALLOC_FLAGS_NO_STACK (HWT_TCACHE_MTE | HWT_TCACHE_TAIL)
+ * with stacks and without (tagged where tagging is compiled in), as copies with their
+ * flags constant, and any flags. */
+#define HWT_ALLOC_FLAGS_NO_STACK ((HWTAG_MTE ? HWT_TCACHE_MTE : 0) | HWT_TCACHE_TAIL)
+#define HWT_ALLOC_FLAGS_DEFAULT (HWT_ALLOC_FLAGS_NO_STACK | HWT_TCACHE_STACK)
 void *hwt_alloc_fast_malloc_default(struct hwt_thread_state *self, struct hwt_tcache *tc,
                                     size_t size, uintptr_t fp);
 void *hwt_alloc_fast_malloc_no_stack(struct hwt_thread_state *self, struct hwt_tcache *tc,
