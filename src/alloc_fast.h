@@ -142,6 +142,8 @@ hwt_alloc_fast_free_with(struct hwt_thread_state *self, struct hwt_tcache *tc, v
  * flags constant, and any flags. */
 #define HWT_ALLOC_FLAGS_NO_STACK ((HWTAG_MTE ? HWT_TCACHE_MTE : 0) | HWT_TCACHE_TAIL)
 #define HWT_ALLOC_FLAGS_DEFAULT (HWT_ALLOC_FLAGS_NO_STACK | HWT_TCACHE_STACK)
+/* hwt_thread_state.gate of a thread not busy with these flags (busy is the low word) */
+#define HWT_ALLOC_GATE(flags) ((uint64_t)(flags) << 32)
 void *hwt_alloc_fast_malloc_default(struct hwt_thread_state *self, struct hwt_tcache *tc,
                                     size_t size, uintptr_t fp);
 void *hwt_alloc_fast_malloc_no_stack(struct hwt_thread_state *self, struct hwt_tcache *tc,
@@ -163,16 +165,18 @@ static inline __attribute__((always_inline)) void *hwt_alloc_fast_malloc(size_t 
     struct hwt_tcache *tc = self->tc;
     if (unlikely(size > HWT_SMALL_MAX || (uintptr_t)tc <= (uintptr_t)HWT_TCACHE_DEAD))
         return NULL;
-    if (likely(self->gate == 0))
+    uint64_t gate = self->gate;
+    if (likely(gate == 0))
         return hwt_alloc_fast_malloc_with(self, tc, size, zero, 0, 0);
-    if (self->busy)
-        return NULL;
     uintptr_t fp = (uintptr_t)__builtin_frame_address(0);
     void *p;
-    if (!zero && self->flags == HWT_ALLOC_FLAGS_DEFAULT)
+    /* one compare each: the flags, and busy clear */
+    if (!zero && gate == HWT_ALLOC_GATE(HWT_ALLOC_FLAGS_DEFAULT))
         p = hwt_alloc_fast_malloc_with(self, tc, size, false, HWT_ALLOC_FLAGS_DEFAULT, fp);
-    else if (!zero && self->flags == HWT_ALLOC_FLAGS_NO_STACK)
+    else if (!zero && gate == HWT_ALLOC_GATE(HWT_ALLOC_FLAGS_NO_STACK))
         p = hwt_alloc_fast_malloc_with(self, tc, size, false, HWT_ALLOC_FLAGS_NO_STACK, fp);
+    else if (self->busy)
+        return NULL;
     else
         p = hwt_alloc_fast_malloc_flags(self, tc, size, zero, fp);
     /* not a tail call: the walk starts at this frame's record */
@@ -188,16 +192,17 @@ static inline __attribute__((always_inline)) bool hwt_alloc_fast_free(void *ptr)
     struct hwt_tcache *tc = self->tc;
     if (unlikely((uintptr_t)tc <= (uintptr_t)HWT_TCACHE_DEAD))
         return false;
-    if (likely(self->gate == 0))
+    uint64_t gate = self->gate;
+    if (likely(gate == 0))
         return hwt_alloc_fast_free_with(self, tc, ptr, 0, 0);
-    if (self->busy)
-        return false;
     uintptr_t fp = (uintptr_t)__builtin_frame_address(0);
     bool ok;
-    if (self->flags == HWT_ALLOC_FLAGS_DEFAULT)
+    if (gate == HWT_ALLOC_GATE(HWT_ALLOC_FLAGS_DEFAULT))
         ok = hwt_alloc_fast_free_with(self, tc, ptr, HWT_ALLOC_FLAGS_DEFAULT, fp);
-    else if (self->flags == HWT_ALLOC_FLAGS_NO_STACK)
+    else if (gate == HWT_ALLOC_GATE(HWT_ALLOC_FLAGS_NO_STACK))
         ok = hwt_alloc_fast_free_with(self, tc, ptr, HWT_ALLOC_FLAGS_NO_STACK, fp);
+    else if (self->busy)
+        return false;
     else
         ok = hwt_alloc_fast_free_flags(self, tc, ptr, fp);
     __atomic_signal_fence(__ATOMIC_SEQ_CST);

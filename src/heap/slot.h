@@ -32,9 +32,10 @@ static inline uint64_t hwt_slot_word_at(uintptr_t addr)
  * has HWT_TAG_FREE, so excluding its old tag only narrows the choice, to 11 tags at
  * worst). The neighbours' words sit next to the slot's own; a guard word (the slot is at
  * its span's edge) sends that side to the adjacent span. An unused slot's word reads as
- * tag 0, which is never picked anyway. Tagging must be on. */
-static inline __attribute__((always_inline)) unsigned hwt_slot_pick_tag(struct hwt_slab_ref ref,
-                                                                        size_t slot_size)
+ * tag 0, which is never picked anyway. Returns the slot's address with the new tag.
+ * Tagging must be on. */
+static inline __attribute__((always_inline)) uintptr_t hwt_slot_pick_tag(struct hwt_slab_ref ref,
+                                                                         size_t slot_size)
 {
     uint64_t left = __atomic_load_n(&ref.slot[-1].word, __ATOMIC_RELAXED);
     uint64_t old = __atomic_load_n(&ref.slot[0].word, __ATOMIC_RELAXED);
@@ -46,7 +47,7 @@ static inline __attribute__((always_inline)) unsigned hwt_slot_pick_tag(struct h
     uint64_t exclude = UINT64_C(1) << HWT_TAG_UNTAGGED | UINT64_C(1) << HWT_TAG_FREE |
                        UINT64_C(1) << hwt_slot_tag(old) | UINT64_C(1) << hwt_slot_tag(left) |
                        UINT64_C(1) << hwt_slot_tag(right);
-    return mte_random_tag_on(exclude);
+    return mte_random_tagged(ref.addr, exclude);
 }
 
 /* Makes the free slot ref (of slot_size bytes) a live object of size requested: its tag (tagged),
@@ -56,16 +57,17 @@ static inline __attribute__((always_inline)) void *
 hwt_slot_prepare_ref(struct hwt_slab_ref ref, size_t slot_size, size_t requested, bool zero,
                      uint32_t stack, bool tagged, bool tail)
 {
-    unsigned tag = HWT_TAG_UNTAGGED;
+    uintptr_t tagged_addr = ref.addr;
     size_t usable = hwt_align_up(requested, HWT_GRANULE);
     if (tagged) {
-        tag = hwt_slot_pick_tag(ref, slot_size);
+        tagged_addr = hwt_slot_pick_tag(ref, slot_size);
         if (usable != 0)
-            mte_store_tags_on(mte_with_tag(ref.addr, tag), usable, zero);
+            mte_store_tags_on((void *)tagged_addr, usable, zero);
     } else if (zero) {
         __builtin_memset((void *)ref.addr, 0, usable);
     }
-    void *ptr = mte_with_tag(ref.addr, tag);
+    void *ptr = (void *)tagged_addr;
+    unsigned tag = mte_ptr_tag(ptr);
     if (tail)
         hwt_tail_put(ptr, requested, zero);
     __atomic_store_n(&ref.slot->word, hwt_slot_word(HWT_SLOT_LIVE, tag, requested, stack, 0),

@@ -181,6 +181,14 @@ static inline void mte_tco_off(void)
     __asm__ volatile(MTE_ASM_ARCH "msr tco, #0" : : : "memory");
 }
 
+/* addr (untagged) with a random tag not excluded, in one IRG. Tagging must be on. */
+static inline uintptr_t mte_random_tagged(uintptr_t addr, uint64_t exclude)
+{
+    uintptr_t out;
+    __asm__ volatile(MTE_ASM_ARCH "irg %0, %1, %2" : "=r"(out) : "r"(addr), "r"(exclude));
+    return out;
+}
+
 /* mte_random_tag for callers that know tagging is on. */
 static inline unsigned mte_random_tag_on(uint64_t exclude)
 {
@@ -250,6 +258,12 @@ static inline unsigned mte_random_tag_on(uint64_t exclude)
 {
     (void)exclude;
     return HWT_TAG_UNTAGGED;
+}
+
+static inline uintptr_t mte_random_tagged(uintptr_t addr, uint64_t exclude)
+{
+    (void)exclude;
+    return addr;
 }
 
 static inline void mte_tco_set(void)
