@@ -169,7 +169,6 @@ alloc_small(struct hwt_tcache *tc, unsigned cls, size_t size, bool zero, uint32_
         return NULL;
     }
     HWT_COUNT(small_allocs, 1);
-    HWT_COUNT(live_bytes, (int64_t)hwt_align_up(size, HWT_GRANULE));
     return hwt_slot_prepare_ref(ref, hwt_size_class_bytes[cls], size, zero, stack, hwt_mte_active,
                                 hwt_tail_active);
 }
@@ -206,7 +205,7 @@ __attribute__((noinline)) void *hwt_alloc(size_t size, size_t align, bool zero)
 }
 
 static inline __attribute__((always_inline)) void
-free_small(struct hwt_tcache *tc, struct hwt_span *s, uint32_t idx, size_t usable, uint32_t stack)
+free_small(struct hwt_tcache *tc, struct hwt_span *s, uint32_t idx, uint32_t stack)
 {
     uintptr_t addr = hwt_slot_release(s, idx, stack);
     if (addr == 0) {
@@ -216,7 +215,6 @@ free_small(struct hwt_tcache *tc, struct hwt_span *s, uint32_t idx, size_t usabl
         return;
     }
     HWT_COUNT(small_frees, 1);
-    HWT_COUNT(live_bytes, -(int64_t)usable);
     unsigned cls = s->cls;
     struct hwt_slab_ref ref = {addr, &s->slots[idx]};
     if (likely(tc != NULL && tc != HWT_TCACHE_DEAD)) {
@@ -259,7 +257,7 @@ static void free_checked(struct hwt_tcache *tc, const void *ptr, struct hwt_span
     if (hwt_mte_active)
         record(tc, ptr, size, stack, true);
     if (s != NULL)
-        free_small(tc, s, idx, hwt_align_up(size, HWT_GRANULE), stack);
+        free_small(tc, s, idx, stack);
     else
         hwt_large_free(l, stack);
 }
@@ -307,7 +305,6 @@ static inline __attribute__((always_inline)) void *realloc_checked(void *ptr, si
         *bad = true;
         return NULL;
     }
-    size_t old_usable = s != NULL ? hwt_slab_usable(s, idx) : hwt_large_usable(l);
     /* malloc_usable_size is the requested size: every byte of it is kept */
     size_t old_requested = s != NULL ? hwt_slab_requested(s, idx) : hwt_large_requested(l);
     if (unlikely(!hwt_tail_intact(ptr, old_requested))) {
@@ -315,8 +312,6 @@ static inline __attribute__((always_inline)) void *realloc_checked(void *ptr, si
         hwt_tail_write(ptr, old_requested, true); /* reported once, not again at the free */
     }
     if ((s != NULL && hwt_slot_resize(s, idx, size)) || (l != NULL && hwt_large_resize(l, size))) {
-        if (s != NULL)
-            HWT_COUNT(live_bytes, (int64_t)hwt_align_up(size, HWT_GRANULE) - (int64_t)old_usable);
         hwt_tail_write(ptr, size, true);
         return ptr;
     }

@@ -80,7 +80,6 @@ hwt_alloc_fast_malloc_with(struct hwt_thread_state *self, struct hwt_tcache *tc,
     p = hwt_slot_prepare_ref(ref, hwt_size_class_bytes[cls], size, zero, stack, tagged,
                              flags & HWT_TCACHE_TAIL);
     HWT_TC_COUNT(tc, small_allocs, 1);
-    HWT_TC_COUNT(tc, live_bytes, (int64_t)hwt_align_up(size, HWT_GRANULE));
     if (tagged)
         hwt_history_put_claimed(&tc->history, p, size, stack, false);
 out:
@@ -130,7 +129,6 @@ hwt_alloc_fast_free_with(struct hwt_thread_state *self, struct hwt_tcache *tc, v
         }
         bin->slots[bin->count++] = (struct hwt_slab_ref){addr, slot};
         HWT_TC_COUNT(tc, small_frees, 1);
-        HWT_TC_COUNT(tc, live_bytes, -(int64_t)usable);
     }
     __atomic_signal_fence(__ATOMIC_SEQ_CST);
     self->busy = 0;

@@ -19,6 +19,11 @@ void hwt_stats_collect(struct hwtag_stats *out)
 {
     memset(out, 0, sizeof(*out));
     hwt_counters_sum(out);
+    /* small objects' live bytes come from their slot words: the fast paths keep no count */
+    struct hwt_class_usage use[HWT_NUM_CLASSES];
+    hwt_slab_class_usage(use);
+    for (unsigned c = 0; c < HWT_NUM_CLASSES; c++)
+        out->heap_live_bytes += use[c].live_bytes;
     out->heap_mapped_bytes = hwt_slab_mapped() + hwt_large_mapped();
     out->meta_bytes = hwt_meta_mapped();
     hwt_stackdepot_usage(&out->depot_stacks, &out->depot_bytes);

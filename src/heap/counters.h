@@ -14,7 +14,9 @@ struct hwt_counters {
     uint64_t large_tagged, large_skipped;
     uint64_t large_by_order[HWTAG_MAX_ORDER];
     uint64_t large_skipped_by_order[HWTAG_MAX_ORDER];
-    int64_t live_bytes; /* usable bytes allocated minus freed by this thread */
+    /* usable bytes of page-backed objects allocated minus freed by this thread (the small
+     * ones are counted from their slot words when asked: hwt_slab_class_usage) */
+    int64_t live_bytes;
 };
 
 /* The calling thread's counters (a shared fallback before it has a cache). Only the owning

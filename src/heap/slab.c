@@ -410,7 +410,7 @@ uint64_t hwt_slab_mapped(void)
 void hwt_slab_class_usage(struct hwt_class_usage *out)
 {
     for (unsigned c = 0; c < HWT_NUM_CLASSES; c++)
-        out[c] = (struct hwt_class_usage){0, 0, 0, 0};
+        out[c] = (struct hwt_class_usage){0, 0, 0, 0, 0};
     uint32_t nregions = __atomic_load_n(&hwt_slab_region_count, __ATOMIC_ACQUIRE);
     for (uint32_t i = 0; i < nregions; i++) {
         struct hwt_region *r = &hwt_slab_regions[i];
@@ -428,8 +428,11 @@ void hwt_slab_class_usage(struct hwt_class_usage *out)
                 continue;
             u->span_bytes += s->span_size;
             for (uint32_t k = 0; k < s->nslots; k++) {
-                if (hwt_slot_state(hwt_slot_load(&s->slots[k])) == HWT_SLOT_LIVE)
+                uint64_t w = hwt_slot_load(&s->slots[k]);
+                if (hwt_slot_state(w) == HWT_SLOT_LIVE) {
                     u->live_slots++;
+                    u->live_bytes += hwt_align_up(hwt_slot_requested(w), HWT_GRANULE);
+                }
             }
             u->free_in_span += __atomic_load_n(&s->nfree, __ATOMIC_RELAXED);
         }

@@ -204,6 +204,7 @@ size_t hwt_slab_usable(const struct hwt_span *s, uint32_t idx);
  * (the rest of the slots sit in thread caches). A lock-free walk, for statistics. */
 struct hwt_class_usage {
     uint64_t spans, span_bytes, live_slots, free_in_span;
+    uint64_t live_bytes; /* usable bytes of the live slots */
 };
 void hwt_slab_class_usage(struct hwt_class_usage *out);
 
