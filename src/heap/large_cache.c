@@ -5,6 +5,7 @@
 
 #include "align.h"
 #include "arch/mte.h"
+#include "options.h"
 #include "os.h"
 #include "tag.h"
 
@@ -47,7 +48,10 @@ static size_t recent_peak;       /* of live_mapped; see PEAK_DECAY */
 
 static size_t budget(bool mte)
 {
-    size_t b = mte ? CACHE_TAGGED_BASE + recent_peak / CACHE_TAGGED_SHARE
+    /* with 1 in N sampled, tagged mappings are about 1/N of the peak: their share grows
+     * with N, so the few tagged ones are kept warm as the untagged are */
+    uint32_t n = hwt_opts.sample < CACHE_TAGGED_SHARE ? hwt_opts.sample : CACHE_TAGGED_SHARE;
+    size_t b = mte ? CACHE_TAGGED_BASE + recent_peak / (CACHE_TAGGED_SHARE / (n ? n : 1))
                    : CACHE_RESIDENT_BASE + recent_peak / CACHE_RESIDENT_SHARE;
     return b < CACHE_RESIDENT_CAP ? b : CACHE_RESIDENT_CAP;
 }
