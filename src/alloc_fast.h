@@ -51,6 +51,20 @@ static inline __attribute__((always_inline)) bool hwt_alloc_fast_stack(const str
     return likely(tc->stack_keys[i] == key);
 }
 
+/* busy = 0 at the end of a fast path of flags. Where flags cannot have changed since the
+ * entry (no tagging: no tag fault sets HWT_TCACHE_RESUME; flags 0: no object memory is
+ * touched), one store of the whole gate: the next call's 64-bit load of the gate then
+ * forwards from it, where after a 32-bit store of busy it stalls until the store drains. */
+static inline __attribute__((always_inline)) void
+hwt_alloc_fast_unbusy(struct hwt_thread_state *self, unsigned flags)
+{
+    _Static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "busy is the gate's low half");
+    if (!HWTAG_MTE || flags == 0)
+        self->gate = (uint64_t)flags << 32;
+    else
+        self->busy = 0;
+}
+
 /* The fast paths make no call: each rare case (an empty or full bin, a stack not in the
  * thread's cache, a history batch used up, a bad pointer) leaves before anything has
  * changed, and the general path does it. They run without Tag Check Override: their only
@@ -84,7 +98,7 @@ hwt_alloc_fast_malloc_with(struct hwt_thread_state *self, struct hwt_tcache *tc,
         hwt_history_put_claimed(&tc->history, p, size, stack, false);
 out:
     __atomic_signal_fence(__ATOMIC_SEQ_CST);
-    self->busy = 0;
+    hwt_alloc_fast_unbusy(self, flags);
     return p;
 }
 
@@ -131,7 +145,7 @@ hwt_alloc_fast_free_with(struct hwt_thread_state *self, struct hwt_tcache *tc, v
         HWT_TC_COUNT(tc, small_frees, 1);
     }
     __atomic_signal_fence(__ATOMIC_SEQ_CST);
-    self->busy = 0;
+    hwt_alloc_fast_unbusy(self, flags);
     return ok;
 }
 
