@@ -26,7 +26,7 @@ static uint32_t bin_max(unsigned cls)
     if (size <= 256)
         return 32;
     if (size <= 1024)
-        return 8;
+        return 16;
     if (size <= 4096)
         return 4;
     return 2;
