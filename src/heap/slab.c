@@ -137,7 +137,7 @@ static struct hwt_span *span_meta(unsigned cls)
     size_t span_size = hwt_size_class_span(cls);
     uint32_t nslots = (uint32_t)(span_size / hwt_size_class_size(cls));
     size_t words = (nslots + BITS_PER_WORD - 1) / BITS_PER_WORD;
-    s = hwt_meta_alloc(sizeof(*s), 64);
+    s = hwt_meta_alloc(sizeof(*s), HWT_SPAN_LINE);
     uint64_t *bits = hwt_meta_alloc(words * sizeof(uint64_t), 16);
     struct hwt_slot *slots = hwt_meta_alloc((nslots + 2) * sizeof(struct hwt_slot), 16);
     if (s == NULL || bits == NULL || slots == NULL)

@@ -12,6 +12,8 @@
 #include "object.h"
 #include "stackdepot.h"
 
+#define HWT_SPAN_LINE 64u /* cache line size assumed for struct hwt_span's layout */
+
 /* HWT_SLOT_EDGE marks the two guard words around a span's slot words (slots[-1] and
  * slots[nslots]): a neighbour read that finds it must look past the span (slot.c). */
 enum hwt_slot_state {
@@ -78,18 +80,21 @@ static inline uint64_t hwt_slot_word(unsigned state, unsigned tag, size_t reques
            (uint64_t)(free_stack & HWT_SLOT_STACK_MASK) << HWT_SLOT_FREE_SHIFT;
 }
 
+/* The fields every free reads, fixed while the span has its range, come first; those the
+ * central lists write get a cache line of their own, so one thread's refill or drain does
+ * not take the line from under another thread's frees into the same span. */
 struct hwt_span {
     uintptr_t base;     /* untagged, aligned to span_size */
     uint32_t span_size; /* bytes */
     uint32_t slot_size; /* bytes */
     uint32_t nslots;
-    uint32_t nfree;      /* slots available in the span (free_bits set); central lock */
     uint32_t slot_recip; /* 2^32 / slot_size rounded up, for division-free slot indexes */
     uint16_t cls;
-    uint8_t list; /* which central list holds it; central lock */
-    uint8_t pad;
-    uint64_t *free_bits;          /* 1 = available in the span; central lock */
-    struct hwt_slot *slots;       /* nslots words, an HWT_SLOT_EDGE word before and after */
+    uint64_t *free_bits;    /* 1 = available in the span; central lock */
+    struct hwt_slot *slots; /* nslots words, an HWT_SLOT_EDGE word before and after */
+    /* slots available in the span (free_bits set); central lock */
+    uint32_t nfree __attribute__((aligned(HWT_SPAN_LINE)));
+    uint8_t list;                 /* which central list holds it; central lock */
     struct hwt_span *next, *prev; /* central lists; central lock */
 };
 
