@@ -23,6 +23,7 @@
 #include "slab.h"
 #include "stats.h"
 #include "tail.h"
+#include "transfer.h"
 #include "symbolize.h"
 #include "tcache.h"
 #include "thread.h"
@@ -97,6 +98,7 @@ static void fork_prepare(void)
     if (_IO_list_lock != NULL)
         _IO_list_lock();
     hwt_tcache_lock();
+    hwt_transfer_lock_all();
     hwt_slab_lock_all();
     hwt_large_lock();
     hwt_pool_lock();
@@ -113,6 +115,7 @@ static void fork_parent(void)
     hwt_pool_unlock();
     hwt_large_unlock();
     hwt_slab_unlock_all();
+    hwt_transfer_unlock_all();
     hwt_tcache_unlock();
     if (_IO_list_unlock != NULL)
         _IO_list_unlock();
@@ -126,6 +129,7 @@ static void fork_child(void)
     hwt_pool_reset_lock();
     hwt_large_reset_lock();
     hwt_slab_reset_locks();
+    hwt_transfer_reset_locks();
     hwt_tcache_after_fork_child();
     hwt_mode_after_fork_child();
     if (fork_locked && _IO_list_resetlock != NULL)

@@ -5,8 +5,10 @@
 
 #include "large.h"
 #include "slab.h"
+#include "transfer.h"
 
 size_t hwt_trim(void)
 {
+    hwt_transfer_flush(); /* its slots may be all that keeps a span from being empty */
     return hwt_slab_trim() + hwt_large_trim();
 }

@@ -12,6 +12,7 @@
 #include "os.h"
 #include "slab.h"
 #include "tail.h"
+#include "transfer.h"
 #include "unwind.h"
 
 __thread struct hwt_thread_state hwt_self __attribute__((tls_model("initial-exec")));
@@ -111,15 +112,18 @@ struct hwt_tcache *hwt_tcache_create(void)
 bool hwt_tcache_refill(struct hwt_tcache_bin *bin, unsigned cls)
 {
     unsigned want = bin->max / 2 ? bin->max / 2 : 1;
-    bin->count = hwt_slab_take(cls, bin->slots, want);
+    unsigned got = hwt_transfer_take(cls, bin->slots, want);
+    bin->count = got > 0 ? got : hwt_slab_take(cls, bin->slots, want);
     return bin->count > 0;
 }
 
 void hwt_tcache_drain(struct hwt_tcache_bin *bin, unsigned cls)
 {
     unsigned n = bin->count / 2 ? bin->count / 2 : bin->count;
-    /* Give back the oldest half: the most recently freed stay hot in the cache. */
-    hwt_slab_give(cls, bin->slots, n);
+    /* Give back the oldest half: the most recently freed stay hot in the cache. A whole
+     * batch goes to the transfer cache while it has room, for the next refill anywhere. */
+    if (!hwt_transfer_put(cls, bin->slots, n))
+        hwt_slab_give(cls, bin->slots, n);
     for (unsigned i = n; i < bin->count; i++)
         bin->slots[i - n] = bin->slots[i];
     bin->count -= n;
@@ -163,7 +167,10 @@ void hwt_tcache_after_fork_child(void)
         for (unsigned cls = 0; cls < HWT_NUM_CLASSES; cls++) {
             struct hwt_tcache_bin *bin = &c->bins[cls];
             for (uint32_t i = 0; i < bin->max; i++) {
-                if (!in_bin(self, cls, &bin->slots[i]))
+                /* a drain or refill caught mid-copy: the batch kept in the transfer
+                 * cache is the entry's owner */
+                if (!in_bin(self, cls, &bin->slots[i]) &&
+                    !hwt_transfer_holds(cls, bin->slots[i].addr))
                     hwt_slab_give_adopted(cls, bin->slots[i].addr);
             }
             bin->count = 0;
