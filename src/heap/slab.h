@@ -206,7 +206,7 @@ size_t hwt_slab_requested(const struct hwt_span *s, uint32_t idx);
 size_t hwt_slab_usable(const struct hwt_span *s, uint32_t idx);
 
 /* Per size class: spans, committed span bytes, live slots, slots free in their spans
- * (the rest of the slots sit in thread caches). A lock-free walk, for statistics. */
+ * (the rest of the slots sit in thread and transfer caches). A lock-free walk, for statistics. */
 struct hwt_class_usage {
     uint64_t spans, span_bytes, live_slots, free_in_span;
     uint64_t live_bytes; /* usable bytes of the live slots */
