@@ -14,7 +14,8 @@
  *            16 B..4 KiB, then churns short-lived 16..256 B objects, replacing one long-lived
  *            object every 16 operations.
  * One op is one malloc plus one free. Plain C + pthreads: builds natively and for aarch64. */
-#define _GNU_SOURCE
+#include "bench_common.h"
+
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -22,26 +23,9 @@
 #include <string.h>
 #include <time.h>
 
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-static inline uint64_t rnd(uint64_t *s)
-{
-    uint64_t x = *s;
-    x ^= x >> 12;
-    x ^= x << 25;
-    x ^= x >> 27;
-    *s = x;
-    return x * 0x2545F4914F6CDD1DULL;
-}
-
 static inline size_t rsize(uint64_t *s, size_t lo, size_t hi)
 {
-    return lo + (size_t)(rnd(s) % (hi - lo + 1));
+    return (size_t)bench_range(s, lo, hi);
 }
 
 static void *xmalloc(size_t n)
@@ -77,7 +61,7 @@ static void *remote_thread(void *arg)
         pthread_barrier_wait(&barrier);
         void **bin = remote_bins + (size_t)((t + ph) % nthreads) * REMOTE_SLOTS;
         for (long i = 0; i < per_phase; i++) {
-            size_t j = (size_t)(rnd(&s) % REMOTE_SLOTS);
+            size_t j = (size_t)(bench_rand(&s) % REMOTE_SLOTS);
             free(bin[j]);
             bin[j] = xmalloc(rsize(&s, 10, 1000));
         }
@@ -154,7 +138,7 @@ static void *churn_thread(void *arg)
     for (int i = 0; i < CHURN_SLOTS; i++)
         slot[i] = xmalloc(rsize(&s, 16, 1024));
     for (long i = 0; i < ops_per_thread; i++) {
-        size_t j = (size_t)(rnd(&s) % CHURN_SLOTS);
+        size_t j = (size_t)(bench_rand(&s) % CHURN_SLOTS);
         free(slot[j]);
         slot[j] = xmalloc(rsize(&s, 16, 1024));
     }
@@ -173,19 +157,19 @@ static void *mixed_thread(void *arg)
     void *shortp[SHORT_SLOTS];
     for (int i = 0; i < LONG_LIVED; i++) {
         /* mostly small, some up to 4 KiB: log-ish distribution by picking a bound first */
-        size_t hi = (rnd(&s) & 7) == 0 ? 4096 : 128;
+        size_t hi = (bench_rand(&s) & 7) == 0 ? 4096 : 128;
         lived[i] = xmalloc(rsize(&s, 16, hi));
     }
     for (int i = 0; i < SHORT_SLOTS; i++)
         shortp[i] = xmalloc(rsize(&s, 16, 256));
     for (long i = 0; i < ops_per_thread; i++) {
         if ((i & 15) == 0) {
-            size_t j = (size_t)(rnd(&s) % LONG_LIVED);
-            size_t hi = (rnd(&s) & 7) == 0 ? 4096 : 128;
+            size_t j = (size_t)(bench_rand(&s) % LONG_LIVED);
+            size_t hi = (bench_rand(&s) & 7) == 0 ? 4096 : 128;
             free(lived[j]);
             lived[j] = xmalloc(rsize(&s, 16, hi));
         } else {
-            size_t j = (size_t)(rnd(&s) % SHORT_SLOTS);
+            size_t j = (size_t)(bench_rand(&s) % SHORT_SLOTS);
             free(shortp[j]);
             shortp[j] = xmalloc(rsize(&s, 16, 256));
         }
@@ -209,8 +193,10 @@ int main(int argc, char **argv)
         else if (!strcmp(argv[i], "--ops") && i + 1 < argc)
             ops_per_thread = atol(argv[++i]);
         else {
-            fprintf(stderr, "usage: %s --workload remote|handoff|churn|mixed [--threads T] "
-                            "[--ops N per thread]\n", argv[0]);
+            fprintf(stderr,
+                    "usage: %s --workload remote|handoff|churn|mixed [--threads T] "
+                    "[--ops N per thread]\n",
+                    argv[0]);
             return 2;
         }
     }
@@ -232,7 +218,7 @@ int main(int argc, char **argv)
         pthread_barrier_init(&barrier, NULL, (unsigned)nthreads);
     }
     pthread_t th[256];
-    double t0 = now();
+    double t0 = bench_now();
     long total;
     if (fn) {
         for (long t = 0; t < nthreads; t++)
@@ -254,7 +240,7 @@ int main(int argc, char **argv)
         /* objects plus their batch records */
         total = pairs * (ops_per_thread * 2 / BATCH) * (BATCH + 1);
     }
-    double dt = now() - t0;
+    double dt = bench_now() - t0;
     free(remote_bins);
     printf("RESULT workload=%s threads=%d ops=%ld seconds=%.4f ops_s=%.0f\n", wl, nthreads, total,
            dt, (double)total / dt);

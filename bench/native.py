@@ -56,7 +56,8 @@ def build(out_dir):
     os.makedirs(out_dir, exist_ok=True)
     exe = os.path.join(out_dir, "bench_threads")
     src = os.path.join(ROOT, "bench", "bench_threads.c")
-    subprocess.check_call(["gcc", "-O2", "-g", "-pthread", "-Wall", "-Wextra", "-o", exe, src])
+    subprocess.check_call(["gcc", "-O2", "-g", "-pthread", "-Wall", "-Wextra",
+                           "-I", os.path.join(ROOT, "include"), "-o", exe, src, "-ldl"])
     return exe
 
 
