@@ -55,7 +55,7 @@ static inline __attribute__((always_inline)) uint32_t capture_stack(struct hwt_t
     return stack_id(tc, pcs, n, hwt_unwind_key_end(key, n));
 }
 
-/* The out-of-line fast paths (alloc_fast.h), one copy per set of flags. */
+/* The out-of-line fast paths (alloc_fast.h) for flags the entry points do not inline. */
 
 /* Clears the TCO a report left set (HWT_TCACHE_RESUME). */
 static inline void resume_checks(struct hwt_thread_state *self)
@@ -65,40 +65,12 @@ static inline void resume_checks(struct hwt_thread_state *self)
         self->flags &= ~(uint32_t)HWT_TCACHE_RESUME;
     }
 }
-__attribute__((noinline)) void *hwt_alloc_fast_malloc_default(struct hwt_thread_state *self,
-                                                              struct hwt_tcache *tc, size_t size,
-                                                              uintptr_t fp)
-{
-    return hwt_alloc_fast_malloc_with(self, tc, size, false, HWT_ALLOC_FLAGS_DEFAULT, fp);
-}
-
-__attribute__((noinline)) void *hwt_alloc_fast_malloc_no_stack(struct hwt_thread_state *self,
-                                                               struct hwt_tcache *tc, size_t size,
-                                                               uintptr_t fp)
-{
-    return hwt_alloc_fast_malloc_with(self, tc, size, false, HWT_ALLOC_FLAGS_NO_STACK, fp);
-}
-
 __attribute__((noinline)) void *hwt_alloc_fast_malloc_flags(struct hwt_thread_state *self,
                                                             struct hwt_tcache *tc, size_t size,
                                                             bool zero, uintptr_t fp)
 {
     resume_checks(self);
     return hwt_alloc_fast_malloc_with(self, tc, size, zero, self->flags, fp);
-}
-
-__attribute__((noinline)) bool hwt_alloc_fast_free_default(struct hwt_thread_state *self,
-                                                           struct hwt_tcache *tc, void *ptr,
-                                                           uintptr_t fp)
-{
-    return hwt_alloc_fast_free_with(self, tc, ptr, HWT_ALLOC_FLAGS_DEFAULT, fp);
-}
-
-__attribute__((noinline)) bool hwt_alloc_fast_free_no_stack(struct hwt_thread_state *self,
-                                                            struct hwt_tcache *tc, void *ptr,
-                                                            uintptr_t fp)
-{
-    return hwt_alloc_fast_free_with(self, tc, ptr, HWT_ALLOC_FLAGS_NO_STACK, fp);
 }
 
 __attribute__((noinline)) bool hwt_alloc_fast_free_flags(struct hwt_thread_state *self,

@@ -25,11 +25,6 @@
  * distinct stacks (python3 start-up: 17k at 16 frames, 15.5k at 12) and a shorter walk. */
 #define HWT_ALLOC_STACK_FRAMES 12u
 
-/* A thread-owned counter: only its thread writes it, with one aligned store, so readers
- * (relaxed atomic loads) see whole values. */
-#define HWT_TC_COUNT(tc, field, n)                                                                 \
-    (*(volatile __typeof__((tc)->counters.field) *)&(tc)->counters.field += (n))
-
 /* True when fp can be the first frame record of a walk on the thread's own stack. */
 static inline bool hwt_alloc_fast_on_stack(const struct hwt_tcache *tc, uintptr_t fp)
 {
@@ -93,7 +88,7 @@ hwt_alloc_fast_malloc_with(struct hwt_thread_state *self, struct hwt_tcache *tc,
     bin->count = n - 1;
     p = hwt_slot_prepare_ref(ref, hwt_size_class_bytes[cls], size, zero, stack, tagged,
                              flags & HWT_TCACHE_TAIL);
-    HWT_TC_COUNT(tc, small_allocs, 1);
+    HWT_COUNT_IN(&tc->counters, small_allocs, 1);
     if (tagged)
         hwt_history_put_claimed(&tc->history, p, size, stack, false);
 out:
@@ -142,30 +137,21 @@ hwt_alloc_fast_free_with(struct hwt_thread_state *self, struct hwt_tcache *tc, v
             hwt_history_put_claimed(&tc->history, ptr, requested, stack, true);
         }
         bin->slots[bin->count++] = (struct hwt_slab_ref){addr, slot};
-        HWT_TC_COUNT(tc, small_frees, 1);
+        HWT_COUNT_IN(&tc->counters, small_frees, 1);
     }
     __atomic_signal_fence(__ATOMIC_SEQ_CST);
     hwt_alloc_fast_unbusy(self, flags);
     return ok;
 }
 
-/* The fast paths with the cache's own flags, out of line (alloc.c): the two defaults,
- * with stacks and without (tagged where tagging is compiled in), as copies with their
- * flags constant, and any flags. */
+/* The flag sets the entry points inline, with stacks and without (tagged where tagging is
+ * compiled in); any other flags take the out-of-line copies (alloc.c). */
 #define HWT_ALLOC_FLAGS_NO_STACK ((HWTAG_MTE ? HWT_TCACHE_MTE : 0) | HWT_TCACHE_TAIL)
 #define HWT_ALLOC_FLAGS_DEFAULT (HWT_ALLOC_FLAGS_NO_STACK | HWT_TCACHE_STACK)
 /* hwt_thread_state.gate of a thread not busy with these flags (busy is the low word) */
 #define HWT_ALLOC_GATE(flags) ((uint64_t)(flags) << 32)
-void *hwt_alloc_fast_malloc_default(struct hwt_thread_state *self, struct hwt_tcache *tc,
-                                    size_t size, uintptr_t fp);
-void *hwt_alloc_fast_malloc_no_stack(struct hwt_thread_state *self, struct hwt_tcache *tc,
-                                     size_t size, uintptr_t fp);
 void *hwt_alloc_fast_malloc_flags(struct hwt_thread_state *self, struct hwt_tcache *tc, size_t size,
                                   bool zero, uintptr_t fp);
-bool hwt_alloc_fast_free_default(struct hwt_thread_state *self, struct hwt_tcache *tc, void *ptr,
-                                 uintptr_t fp);
-bool hwt_alloc_fast_free_no_stack(struct hwt_thread_state *self, struct hwt_tcache *tc, void *ptr,
-                                  uintptr_t fp);
 bool hwt_alloc_fast_free_flags(struct hwt_thread_state *self, struct hwt_tcache *tc, void *ptr,
                                uintptr_t fp);
 

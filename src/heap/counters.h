@@ -19,14 +19,13 @@ struct hwt_counters {
     int64_t live_bytes;
 };
 
-/* The calling thread's counters (a shared fallback before it has a cache). Only the owning
- * thread writes them, with relaxed atomics so a concurrent reader sees whole values. */
+/* The calling thread's counters (a shared fallback before it has a cache). */
 struct hwt_counters *hwt_counters_self(void);
 
-#define HWT_COUNT(field, n)                                                                        \
-    __atomic_store_n(&hwt_counters_self()->field,                                                  \
-                     __atomic_load_n(&hwt_counters_self()->field, __ATOMIC_RELAXED) + (n),         \
-                     __ATOMIC_RELAXED)
+/* Adds n to a field of counters c. Only the owning thread writes them, each with one aligned
+ * store, so a concurrent reader (relaxed atomic loads) sees whole values. */
+#define HWT_COUNT_IN(c, field, n) (*(volatile __typeof__((c)->field) *)&(c)->field += (n))
+#define HWT_COUNT(field, n) HWT_COUNT_IN(hwt_counters_self(), field, n)
 
 /* Adds c into the totals (summing all threads' counters). */
 void hwt_counters_add(struct hwtag_stats *out, const struct hwt_counters *c);

@@ -170,31 +170,12 @@ static inline void mte_store_tags(void *tagged, size_t size, int zero)
         mte_store_tags_on(tagged, size, zero);
 }
 
-/* mte_tco_set/clear for callers that know tagging is on. signal-safe */
-static inline void mte_tco_on(void)
-{
-    __asm__ volatile(MTE_ASM_ARCH "msr tco, #1" : : : "memory");
-}
-
-static inline void mte_tco_off(void)
-{
-    __asm__ volatile(MTE_ASM_ARCH "msr tco, #0" : : : "memory");
-}
-
 /* addr (untagged) with a random tag not excluded, in one IRG. Tagging must be on. */
 static inline uintptr_t mte_random_tagged(uintptr_t addr, uint64_t exclude)
 {
     uintptr_t out;
     __asm__ volatile(MTE_ASM_ARCH "irg %0, %1, %2" : "=r"(out) : "r"(addr), "r"(exclude));
     return out;
-}
-
-/* mte_random_tag for callers that know tagging is on. */
-static inline unsigned mte_random_tag_on(uint64_t exclude)
-{
-    uintptr_t out;
-    __asm__ volatile(MTE_ASM_ARCH "irg %0, %1, %2" : "=r"(out) : "r"((uintptr_t)0), "r"(exclude));
-    return mte_ptr_tag((void *)out);
 }
 
 /* Tag Check Override: while set, this thread's accesses are not tag-checked. signal-safe */
@@ -244,20 +225,6 @@ static inline void mte_store_tags(void *tagged, size_t size, int zero)
     (void)tagged;
     (void)size;
     (void)zero;
-}
-
-static inline void mte_tco_on(void)
-{
-}
-
-static inline void mte_tco_off(void)
-{
-}
-
-static inline unsigned mte_random_tag_on(uint64_t exclude)
-{
-    (void)exclude;
-    return HWT_TAG_UNTAGGED;
 }
 
 static inline uintptr_t mte_random_tagged(uintptr_t addr, uint64_t exclude)
