@@ -7,11 +7,12 @@
 #include "os.h"
 
 int hwt_tail_active;
-uint64_t hwt_tail_secret;
+struct hwt_tail_key hwt_tail_key;
 
 void hwt_tail_init(bool active)
 {
-    hwt_tail_secret = hwt_os_random64();
+    hwt_tail_key.secret = hwt_os_random64();
+    hwt_tail_key.mult = hwt_os_random64() | 1; /* odd: a bijection of the granule */
     hwt_tail_active = active;
 }
 

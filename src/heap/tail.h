@@ -14,7 +14,13 @@
 
 /* Set at start-up: tails are written and checked (every mode but HWTAG_MODE=off). */
 extern int hwt_tail_active;
-extern uint64_t hwt_tail_secret;
+/* The pattern's per-process secret and odd multiplier, side by side so that one load pair
+ * fetches both (a constant multiplier took four instructions to build at every use). */
+struct hwt_tail_key {
+    uint64_t secret;
+    uint64_t mult;
+};
+extern struct hwt_tail_key hwt_tail_key;
 
 /* Once at start-up, before the first allocation. */
 void hwt_tail_init(bool active);
@@ -28,7 +34,7 @@ void hwt_tail_init(bool active);
  * multiply: this runs on every malloc and free of a size that is not a multiple of 16. */
 static inline void hwt_tail_pattern(uintptr_t granule, uint64_t *p0, uint64_t *p1)
 {
-    uint64_t v = (granule ^ hwt_tail_secret) * UINT64_C(0x9e3779b97f4a7c15);
+    uint64_t v = (granule ^ hwt_tail_key.secret) * hwt_tail_key.mult;
     *p0 = v | HWT_TAIL_ODD;
     *p1 = ~v | HWT_TAIL_ODD;
 }

@@ -73,43 +73,57 @@ static inline unsigned mte_load_tag(uintptr_t addr)
 #define MTE_TAG_AT(insn, p, off)                                                                   \
     __asm__ volatile(MTE_ASM_ARCH insn " %0, [%0, #" #off "]" : : "r"(p) : "memory")
 
-/* Granule stores over [p, end), both granule-aligned: four ST2G a round, then the rest. */
+/* Four tag stores (insn: st2g or stz2g), 32 bytes each, over [p, p + 128). */
+#define MTE_TAG_ROUND(insn, p)                                                                     \
+    do {                                                                                           \
+        MTE_TAG_AT(insn, p, 0);                                                                    \
+        MTE_TAG_AT(insn, p, 32);                                                                   \
+        MTE_TAG_AT(insn, p, 64);                                                                   \
+        MTE_TAG_AT(insn, p, 96);                                                                   \
+    } while (0)
+
+/* Granule stores over [p, end), both granule-aligned, p < end: rounds of four ST2G, then
+ * as few stores as the last 16 to 128 bytes need. Every store writes the same tag, so the rest's
+ * last ST2G ends at end and may overlap the one before it, which saves the pointer updates and
+ * branches of an exact remainder. */
 static inline __attribute__((always_inline)) void mte_tag_granules(uintptr_t p, uintptr_t end,
                                                                    int zero)
 {
-    uintptr_t rounds_end = p + ((end - p) & ~(uintptr_t)(8 * HWT_GRANULE - 1));
-    for (; p != rounds_end; p += 8 * HWT_GRANULE) {
-        if (zero) {
-            MTE_TAG_AT("stz2g", p, 0);
-            MTE_TAG_AT("stz2g", p, 32);
-            MTE_TAG_AT("stz2g", p, 64);
-            MTE_TAG_AT("stz2g", p, 96);
-        } else {
-            MTE_TAG_AT("st2g", p, 0);
-            MTE_TAG_AT("st2g", p, 32);
-            MTE_TAG_AT("st2g", p, 64);
-            MTE_TAG_AT("st2g", p, 96);
-        }
+    /* heap addresses are far above 128, so last cannot wrap */
+    for (uintptr_t last = end - 8 * HWT_GRANULE; p < last; p += 8 * HWT_GRANULE) {
+        if (zero)
+            MTE_TAG_ROUND("stz2g", p);
+        else
+            MTE_TAG_ROUND("st2g", p);
     }
-    uintptr_t rest = end - p; /* below 128 bytes */
-    if (rest & 4 * HWT_GRANULE) {
-        if (zero) {
-            MTE_TAG_AT("stz2g", p, 0);
-            MTE_TAG_AT("stz2g", p, 32);
-        } else {
-            MTE_TAG_AT("st2g", p, 0);
-            MTE_TAG_AT("st2g", p, 32);
-        }
-        p += 4 * HWT_GRANULE;
-    }
-    if (rest & 2 * HWT_GRANULE) {
+    uintptr_t rest = end - p; /* 16 to 128 bytes */
+    if (rest > 2 * HWT_GRANULE) {
         if (zero)
             MTE_TAG_AT("stz2g", p, 0);
         else
             MTE_TAG_AT("st2g", p, 0);
-        p += 2 * HWT_GRANULE;
-    }
-    if (rest & HWT_GRANULE) {
+        if (rest > 4 * HWT_GRANULE) {
+            if (zero)
+                MTE_TAG_AT("stz2g", p, 32);
+            else
+                MTE_TAG_AT("st2g", p, 32);
+            if (rest > 6 * HWT_GRANULE) {
+                if (zero)
+                    MTE_TAG_AT("stz2g", p, 64);
+                else
+                    MTE_TAG_AT("st2g", p, 64);
+            }
+        }
+        if (zero)
+            MTE_TAG_AT("stz2g", end - 2 * HWT_GRANULE, 0);
+        else
+            MTE_TAG_AT("st2g", end - 2 * HWT_GRANULE, 0);
+    } else if (rest == 2 * HWT_GRANULE) {
+        if (zero)
+            MTE_TAG_AT("stz2g", p, 0);
+        else
+            MTE_TAG_AT("st2g", p, 0);
+    } else {
         if (zero)
             MTE_TAG_AT("stzg", p, 0);
         else
@@ -150,16 +164,19 @@ static inline __attribute__((always_inline)) void mte_store_tags_on(void *tagged
     uintptr_t blk = hwt_mte_dcz_block;
     /* DC G(Z)VA for every whole block inside the range: one instruction tags a block
      * (512 bytes under QEMU) where ST2G tags 32 bytes for about the same cost */
-    if (size >= blk && hwt_align_up(p, blk) + blk <= end) {
-        uintptr_t mid = hwt_align_up(p, blk);
-        uintptr_t mid_end = hwt_align_down(end, blk);
-        mte_tag_granules(p, mid, zero);
+    uintptr_t mid = hwt_align_up(p, blk);
+    uintptr_t mid_end = hwt_align_down(end, blk);
+    if (mid < mid_end) {
+        if (p != mid)
+            mte_tag_granules(p, mid, zero);
         for (p = mid; p < mid_end; p += blk) {
             if (zero)
                 __asm__ volatile(MTE_ASM_ARCH "dc gzva, %0" : : "r"(p) : "memory");
             else
                 __asm__ volatile(MTE_ASM_ARCH "dc gva, %0" : : "r"(p) : "memory");
         }
+        if (p == end)
+            return;
     }
     mte_tag_granules(p, end, zero);
 }
