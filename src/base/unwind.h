@@ -63,7 +63,10 @@ static inline __attribute__((always_inline)) unsigned hwt_unwind_walk(uintptr_t 
     uint64_t mul = constants[1];
     uintptr_t last = hi - 2 * sizeof(uintptr_t);
     unsigned n = 0;
-    for (;;) {
+    /* unrolled: with max a constant, the frame count is the code position and only the
+     * record checks remain in each step */
+#pragma GCC unroll 16
+    for (unsigned i = 0; i < max; i++) {
         struct {
             uintptr_t next, pc;
         } record;
@@ -75,7 +78,8 @@ static inline __attribute__((always_inline)) unsigned hwt_unwind_walk(uintptr_t 
         if (pcs != NULL)
             pcs[n] = pc;
         k = hwt_unwind_key_mix(k, pc, mul);
-        if (++n == max || next < fp + 2 * sizeof(uintptr_t) || next > last)
+        n = i + 1;
+        if (next < fp + 2 * sizeof(uintptr_t) || next > last)
             break;
         fp = next;
     }
