@@ -133,7 +133,8 @@ hwt_alloc_fast_free_with(struct hwt_thread_state *self, struct hwt_tcache *tc, v
         size_t usable = hwt_align_up(requested, HWT_GRANULE);
         if (tagged) {
             if (usable != 0)
-                mte_store_tags_on(mte_with_tag(addr, HWT_TAG_FREE), usable, false);
+                /* the slot's bytes past usable have HWT_TAG_FREE already (slot.h) */
+                mte_store_tags_upto_on(mte_with_tag(addr, HWT_TAG_FREE), usable, s->slot_size);
             hwt_history_put_claimed(&tc->history, ptr, requested, stack, true);
         }
         bin->slots[bin->count++] = (struct hwt_slab_ref){addr, slot};

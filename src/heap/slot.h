@@ -1,5 +1,8 @@
 /* SPDX-License-Identifier: MIT */
-/* A slot as an object: made live, freed, resized in place, described. */
+/* A slot as an object: made live, freed, resized in place, described. Every granule of a
+ * slot outside its live object's usable bytes has HWT_TAG_FREE (spans start so; malloc
+ * tags only the usable bytes, free and shrink retag what they give up), so a free may
+ * retag past the usable bytes up to the slot's end. */
 #ifndef HWT_SLOT_H
 #define HWT_SLOT_H
 

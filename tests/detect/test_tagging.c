@@ -414,11 +414,22 @@ static unsigned granule_tag(uintptr_t addr)
     return (unsigned)(p >> 56) & 15u;
 }
 
+static void check_tags_kept(const unsigned char *p, size_t size, size_t freed_size)
+{
+    uintptr_t a = untag(p);
+    for (size_t off = 0; off < size; off += 16)
+        if (granule_tag(a + off) != ptr_tag(p))
+            fail_msg("size %zu: freeing a neighbour retagged granule +%zu", freed_size, off);
+}
+
 /* Checks the tags around a live object of size bytes: every granule of it carries the
  * pointer's tag, and the granules just before and just after it do not. Then frees it
- * and checks that every granule it had is retagged away from that tag. */
+ * and checks that every granule it had is retagged away from that tag, and that the
+ * tags of a neighbour allocated with it (often the next slot) are untouched. */
 static void check_object_tags(unsigned char *p, size_t size)
 {
+    unsigned char *other = malloc(size);
+    assert_non_null(other);
     uintptr_t a = untag(p);
     unsigned t = ptr_tag(p);
     size_t usable = (size + 15) & ~(size_t)15;
@@ -434,6 +445,8 @@ static void check_object_tags(unsigned char *p, size_t size)
     for (size_t off = 0; off < usable; off += 16)
         if (granule_tag(a + off) == t)
             fail_msg("size %zu: granule at +%zu keeps tag %u after free", size, off, t);
+    check_tags_kept(other, size, size);
+    free(other);
 }
 
 /* The tag stores cover each object exactly, whatever its size: the store sequences

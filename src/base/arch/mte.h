@@ -4,6 +4,7 @@
 #ifndef HWT_ARCH_MTE_H
 #define HWT_ARCH_MTE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -131,14 +132,14 @@ static inline __attribute__((always_inline)) void mte_tag_granules(uintptr_t p, 
     }
 }
 
-/* Tags [tagged, tagged+size) with the pointer's tag; size a multiple of HWT_GRANULE.
- * zero != 0 also zeroes the data (STZ2G / DC GZVA) instead of leaving it. For callers
- * that know tagging is on. */
-static inline __attribute__((always_inline)) void mte_store_tags_on(void *tagged, size_t size,
-                                                                    int zero)
+/* Tags [p, end) with the tag of p; end - p a multiple of HWT_GRANULE. zero != 0 also
+ * zeroes the data (STZ2G / DC GZVA). grow: the range may be extended up to limit when
+ * whole DC G(Z)VA blocks then cover its end, for callers whose memory past end already
+ * has the tag (a freed slot's rest is HWT_TAG_FREE). */
+static inline __attribute__((always_inline)) void
+mte_tag_range_on(uintptr_t p, uintptr_t end, int zero, bool grow, uintptr_t limit)
 {
-    uintptr_t p = (uintptr_t)tagged;
-    uintptr_t end = p + size;
+    size_t size = end - p;
     if (size <= 4 * HWT_GRANULE) {
         /* the common small object: one to three stores, no loop */
         if (size & HWT_GRANULE) {
@@ -166,6 +167,8 @@ static inline __attribute__((always_inline)) void mte_store_tags_on(void *tagged
      * (512 bytes under QEMU) where ST2G tags 32 bytes for about the same cost */
     uintptr_t mid = hwt_align_up(p, blk);
     uintptr_t mid_end = hwt_align_down(end, blk);
+    if (grow && hwt_align_up(end, blk) <= limit)
+        end = mid_end = hwt_align_up(end, blk);
     if (mid < mid_end) {
         if (p != mid)
             mte_tag_granules(p, mid, zero);
@@ -179,6 +182,25 @@ static inline __attribute__((always_inline)) void mte_store_tags_on(void *tagged
             return;
     }
     mte_tag_granules(p, end, zero);
+}
+
+/* Tags [tagged, tagged+size) with the pointer's tag; size a multiple of HWT_GRANULE.
+ * zero != 0 also zeroes the data (STZ2G / DC GZVA) instead of leaving it. For callers
+ * that know tagging is on. */
+static inline __attribute__((always_inline)) void mte_store_tags_on(void *tagged, size_t size,
+                                                                    int zero)
+{
+    uintptr_t p = (uintptr_t)tagged;
+    mte_tag_range_on(p, p + size, zero, false, 0);
+}
+
+/* mte_store_tags_on without zeroing, allowed to tag on up to tagged + limit bytes where
+ * that saves stores: for memory whose bytes past size already carry the tag. */
+static inline __attribute__((always_inline)) void mte_store_tags_upto_on(void *tagged, size_t size,
+                                                                         size_t limit)
+{
+    uintptr_t p = (uintptr_t)tagged;
+    mte_tag_range_on(p, p + size, false, true, p + limit);
 }
 
 static inline void mte_store_tags(void *tagged, size_t size, int zero)
@@ -235,6 +257,13 @@ static inline void mte_store_tags_on(void *tagged, size_t size, int zero)
     (void)tagged;
     (void)size;
     (void)zero;
+}
+
+static inline void mte_store_tags_upto_on(void *tagged, size_t size, size_t limit)
+{
+    (void)tagged;
+    (void)size;
+    (void)limit;
 }
 
 static inline void mte_store_tags(void *tagged, size_t size, int zero)
