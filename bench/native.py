@@ -12,6 +12,14 @@ geometric mean of the ratios over the workloads. Host python3 stdlib only.
   cmake --preset native-release && cmake --build --preset native-release
   bench/native.py            # 5 rounds, about 2-3 minutes
   bench/native.py --quick    # 1 round, shorter runs, under a minute
+
+With --qemu the same workloads run under qemu-aarch64 with tagging on, against the MTE
+peers: glibc, glibc's MTE mode (GLIBC_TUNABLES=glibc.mem.tagging=3), Scudo with MTE (sync,
+through bench/mte_on_shim.c) and libhwtag from the aarch64 preset (sync with and without
+stacks, and HWTAG_MODE=off), at 1/20 of the native op counts; writes results/native-qemu.md.
+
+  cmake --preset aarch64 && cmake --build --preset aarch64
+  bench/native.py --qemu     # 3 rounds, about 5 minutes
 """
 import argparse
 import math
@@ -24,6 +32,8 @@ import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 LIBDIR = "/usr/lib/x86_64-linux-gnu"
+QEMU = ["qemu-aarch64", "-cpu", "max,sve=off", "-L", "/"]
+QEMU_SCALE = 20  # qemu runs 1/QEMU_SCALE of the native ops
 PEERS = [
     ("jemalloc", "libjemalloc.so.2", "libjemalloc2"),
     ("mimalloc", "libmimalloc.so.2", "libmimalloc2.0"),
@@ -52,13 +62,55 @@ def geomean(xs):
     return math.exp(sum(math.log(x) for x in xs) / len(xs)) if xs else float("nan")
 
 
-def build(out_dir):
+def build(out_dir, cc="gcc"):
     os.makedirs(out_dir, exist_ok=True)
     exe = os.path.join(out_dir, "bench_threads")
     src = os.path.join(ROOT, "bench", "bench_threads.c")
-    subprocess.check_call(["gcc", "-O2", "-g", "-pthread", "-Wall", "-Wextra",
+    subprocess.check_call([cc, "-O2", "-g", "-pthread", "-Wall", "-Wextra",
                            "-I", os.path.join(ROOT, "include"), "-o", exe, src, "-ldl"])
     return exe
+
+
+def find_scudo():
+    """Scudo standalone for aarch64 (libclang-rt-*-dev:arm64), or None."""
+    try:
+        r = subprocess.run(["clang", "--target=aarch64-linux-gnu",
+                            "-print-file-name=libclang_rt.scudo_standalone-aarch64.so"],
+                           capture_output=True, text=True)
+        if os.path.isfile(r.stdout.strip()):
+            return r.stdout.strip()
+    except OSError:
+        pass
+    import glob
+    found = sorted(glob.glob("/usr/lib/llvm-*/lib/clang/*/lib/linux/"
+                             "libclang_rt.scudo_standalone-aarch64.so"), reverse=True)
+    return found[0] if found else None
+
+
+def qemu_configs(lib, out_dir):
+    """(name, env, desc) of the MTE peers under qemu; env keys are the guest's."""
+    cs = [("glibc", {}, "glibc 2.36 malloc, no tags"),
+          ("glibc-mte", {"GLIBC_TUNABLES": "glibc.mem.tagging=3"},
+           "glibc malloc, GLIBC_TUNABLES=glibc.mem.tagging=3 (sync)")]
+    scudo = find_scudo()
+    shim = os.path.join(out_dir, "mte_on_shim.so")
+    if scudo:
+        subprocess.check_call(["aarch64-linux-gnu-gcc", "-O2", "-shared", "-fPIC", "-Wall",
+                               os.path.join(ROOT, "bench", "mte_on_shim.c"), "-o", shim])
+        cs.append(("scudo-mte", {"LD_PRELOAD": shim + ":" + scudo},
+                   "Scudo standalone after mte_on_shim (sync tag checks)"))
+    else:
+        log("skip scudo-mte: libclang_rt.scudo_standalone-aarch64.so missing "
+            "(apt-get install libclang-rt-14-dev:arm64)")
+    if lib and os.path.exists(lib):
+        cs.append(("hwtag", {"LD_PRELOAD": lib}, "libhwtag sync, stacks on (default)"))
+        cs.append(("hwtag-nostack", {"LD_PRELOAD": lib, "HWTAG_STACKTRACE": "off"},
+                   "libhwtag sync, HWTAG_STACKTRACE=off"))
+        cs.append(("hwtag-off", {"LD_PRELOAD": lib, "HWTAG_MODE": "off"},
+                   "libhwtag, HWTAG_MODE=off"))
+    else:
+        log("skip libhwtag: %s missing (cmake --build --preset aarch64)" % lib)
+    return cs
 
 
 def configs(lib):
@@ -78,14 +130,19 @@ def configs(lib):
     return cs
 
 
-def run_one(exe, wl, ops, threads, env_extra, timeout):
+def run_one(exe, wl, ops, threads, env_extra, timeout, qemu=False):
     env = dict(os.environ)
-    env.update(env_extra)
     argv = [exe, "--workload", wl, "--threads", str(threads), "--ops", str(ops)]
+    if qemu:
+        env.pop("LD_PRELOAD", None)
+        argv = QEMU + [a for k, v in sorted(env_extra.items()) for a in ("-E", "%s=%s" % (k, v))] + argv
+    else:
+        env.update(env_extra)
     p = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=timeout)
     m = re.search(r"ops_s=([0-9.]+)", p.stdout)
     if p.returncode != 0 or not m:
-        raise RuntimeError("%s %s failed rc=%d: %s" % (wl, env_extra, p.returncode, p.stderr[-300:]))
+        raise RuntimeError("%s %s failed\nrc=%d: %s" % (wl, env_extra, p.returncode,
+                                                        (p.stderr.strip().splitlines() or [""])[-1]))
     return float(m.group(1))
 
 
@@ -94,28 +151,48 @@ def main():
     ap.add_argument("--quick", action="store_true", help="1 round, 1/4 of the work (< 1 min)")
     ap.add_argument("--rounds", type=int, default=None)
     ap.add_argument("--threads", type=int, default=2)
-    ap.add_argument("--lib", default=os.path.join(ROOT, "build/native-release/lib/libhwtag.so"))
-    ap.add_argument("--build-dir", default=os.path.join(ROOT, "build/native-bench"))
+    ap.add_argument("--qemu", action="store_true",
+                    help="aarch64 under qemu with tagging on, against the MTE peers")
+    ap.add_argument("--lib", default=None, help="libhwtag.so (default: the preset's build)")
+    ap.add_argument("--build-dir", default=None)
     ap.add_argument("--out", default=os.path.join(ROOT, "results"))
     ap.add_argument("--timeout", type=float, default=60)
     args = ap.parse_args()
     if platform.machine() != "x86_64":
         log("note: native.py is meant for the x86_64 host; running on %s anyway" % platform.machine())
-    rounds = args.rounds or (1 if args.quick else 5)
-    scale = 4 if args.quick else 1
-    exe = build(args.build_dir)
-    cs = configs(os.path.abspath(args.lib))
+    preset = "aarch64" if args.qemu else "native-release"
+    lib = os.path.abspath(args.lib or os.path.join(ROOT, "build", preset, "lib", "libhwtag.so"))
+    bdir = args.build_dir or os.path.join(ROOT, "build", "qemu-bench" if args.qemu else "native-bench")
+    rounds = args.rounds or (1 if args.quick else 3 if args.qemu else 5)
+    scale = (4 if args.quick else 1) * (QEMU_SCALE if args.qemu else 1)
+    if args.qemu:
+        exe = build(bdir, "aarch64-linux-gnu-gcc")
+        cs = qemu_configs(lib, bdir)
+        args.timeout = max(args.timeout, 300)
+    else:
+        exe = build(bdir)
+        cs = configs(lib)
     res = {}  # (wl, cfg) -> [ops/s per round]
+    failed = {}  # (wl, cfg) -> why a run failed (qemu only)
     t0 = time.time()
     for rnd in range(rounds):
         for wl, ops, _ in WORKLOADS:
             # rotate the order every round so no configuration always runs first
             order = cs[rnd % len(cs):] + cs[:rnd % len(cs)]
             for name, env, _ in order:
-                v = run_one(exe, wl, ops // scale, args.threads, env, args.timeout)
+                try:
+                    v = run_one(exe, wl, ops // scale, args.threads, env, args.timeout, args.qemu)
+                except (RuntimeError, subprocess.TimeoutExpired) as e:
+                    if not args.qemu:
+                        raise
+                    # a peer that dies under emulation is reported, not fatal
+                    why = str(e).strip().splitlines()[-1][-160:]
+                    log("%s %s failed: %s" % (wl, name, why))
+                    failed.setdefault((wl, name), why)
+                    continue
                 res.setdefault((wl, name), []).append(v)
         log("round %d/%d done (%.0f s)" % (rnd + 1, rounds, time.time() - t0))
-    write(args, rounds, scale, cs, res, time.time() - t0)
+    write(args, rounds, scale, cs, res, time.time() - t0, failed)
 
 
 def cpu_model():
@@ -133,13 +210,28 @@ def rel(path):
     return path.replace(ROOT + "/", "")
 
 
-def write(args, rounds, scale, cs, res, elapsed):
+def paired(a, b):
+    """Per-round pairs of two configurations' ops/s, rounds where either failed left out."""
+    return [(x, y) for x, y in zip(a, b) if x is not None and y is not None]
+
+
+def write(args, rounds, scale, cs, res, elapsed, failed):
     names = [c[0] for c in cs]
-    lines = ["# Native allocator-core benchmark (issue 10)", "",
-             "`bench/native.py%s`: x86_64 host, %d round(s), %d threads, every configuration of a"
-             " round run back to back in rotated order; %.0f s in all. libhwtag is the"
-             " `native-release` preset (Release + LTO, HWTAG_MTE=OFF, no sanitizers)." % (
-                 " --quick" if args.quick else "", rounds, args.threads, elapsed), "",
+    if args.qemu:
+        head = ["# Allocator-core workloads under qemu with tagging on (issue 10)", "",
+                "`bench/native.py --qemu%s`: qemu-aarch64 (QEMU 7.2, `-cpu max,sve=off`) on the"
+                " x86_64 host, %d round(s), %d threads, every configuration of a round run back"
+                " to back in rotated order; %.0f s in all. libhwtag is the `aarch64` preset."
+                " Under qemu every tag-checked load and store of the program costs several times"
+                " an unchecked one, which MTE hardware does not pay." % (
+                    " --quick" if args.quick else "", rounds, args.threads, elapsed)]
+    else:
+        head = ["# Native allocator-core benchmark (issue 10)", "",
+                "`bench/native.py%s`: x86_64 host, %d round(s), %d threads, every configuration of a"
+                " round run back to back in rotated order; %.0f s in all. libhwtag is the"
+                " `native-release` preset (Release + LTO, HWTAG_MTE=OFF, no sanitizers)." % (
+                    " --quick" if args.quick else "", rounds, args.threads, elapsed)]
+    lines = head + ["",
              "Cells: **time ratio to glibc** (median of the per-round ratios glibc ops/s / config"
              " ops/s; below 1 is faster than glibc) and, under it, the median ops/s in millions"
              " [min-max]. Machine: %s, shared with other jobs, so single figures move by"
@@ -151,17 +243,45 @@ def write(args, rounds, scale, cs, res, elapsed):
         base = res[(wl, "glibc")]
         row = ["**%s**" % wl]
         for n in names:
+            if (wl, n) in failed:
+                row.append("**failed** in %d of %d rounds" % (rounds - len(res.get((wl, n), [])), rounds))
+                continue
             vals = res[(wl, n)]
             per = [b / v for b, v in zip(base, vals)]
             r = median(per)
             ratios[n].append(r)
             row.append("**%.2fx** %.1f M/s [%.1f-%.1f]" % (r, median(vals) / 1e6, min(vals) / 1e6, max(vals) / 1e6))
         lines.append("| " + " | ".join(row) + " |")
-    lines.append("| **geometric mean** | " + " | ".join("**%.2fx**" % geomean(ratios[n]) for n in names) + " |")
+    complete = [n for n in names if len(ratios[n]) == len(WORKLOADS)]
+    lines.append("| **geometric mean** | " + " | ".join(
+        ("**%.2fx**" % geomean(ratios[n])) if n in complete else "-" for n in names) + " |")
     lines += ["", "Worst workload per configuration: " + ", ".join(
-        "%s %.2fx (%s)" % (n, max(ratios[n]), WORKLOADS[ratios[n].index(max(ratios[n]))][0]) for n in names) + ".",
-        "", "Issue 10's goals for libhwtag: geometric mean <= 1.00x with stacks off, <= 1.15x with"
-        " stacks on, no workload above 1.5x.", "", "## Workloads", "",
+        "%s %.2fx (%s)" % (n, max(ratios[n]), WORKLOADS[ratios[n].index(max(ratios[n]))][0])
+        for n in complete) + "."]
+    for (wl, n), why in sorted(failed.items()):
+        lines += ["", "`%s` failed on `%s` (%s)." % (n, wl, why)]
+    if args.qemu:
+        lines += ["", "libhwtag's time relative to each MTE peer (median of the per-round ratios;"
+                  " below 1 is faster):", "",
+                  "| workload | " + " | ".join("%s / %s" % (h, p) for h in ("hwtag", "hwtag-nostack")
+                                                for p in ("glibc-mte", "scudo-mte")) + " |",
+                  "|---|" + "---|" * 4]
+        for wl, _, _ in WORKLOADS:
+            row = ["**%s**" % wl]
+            for h in ("hwtag", "hwtag-nostack"):
+                for p in ("glibc-mte", "scudo-mte"):
+                    pairs = paired(res.get((wl, p), []), res.get((wl, h), []))
+                    if pairs and (wl, p) not in failed:
+                        row.append("%.2fx" % median([pv / hv for pv, hv in pairs]))
+                    else:
+                        row.append("-")
+            lines.append("| " + " | ".join(row) + " |")
+        lines += ["", "Issue 10's goal under qemu with tagging on: at or below glibc's MTE mode on"
+                  " every workload, and below Scudo with MTE."]
+    else:
+        lines += ["", "Issue 10's goals for libhwtag: geometric mean <= 1.00x with stacks off, <= 1.15x"
+                  " with stacks on, no workload above 1.5x."]
+    lines += ["", "## Workloads", "",
         "`bench/bench_threads.c`, 2 threads, one op = one malloc + one free, every object touched"
         " at both ends:", ""]
     for wl, ops, desc in WORKLOADS:
@@ -170,7 +290,8 @@ def write(args, rounds, scale, cs, res, elapsed):
     for n, env, desc in cs:
         lines.append("- `%s`: %s%s" % (n, desc, (" — `" + " ".join("%s=%s" % (k, rel(v)) for k, v in sorted(env.items())) + "`") if env else ""))
     os.makedirs(args.out, exist_ok=True)
-    path = os.path.join(args.out, "native-quick.md" if args.quick else "native.md")
+    path = os.path.join(args.out, "native%s%s.md" % ("-qemu" if args.qemu else "",
+                                                      "-quick" if args.quick else ""))
     with open(path, "w") as f:
         f.write("\n".join(lines) + "\n")
     print("\n".join(lines))
