@@ -133,9 +133,12 @@ static inline __attribute__((always_inline)) void mte_tag_granules(uintptr_t p, 
 }
 
 /* Tags [p, end) with the tag of p; end - p a multiple of HWT_GRANULE. zero != 0 also
- * zeroes the data (STZ2G / DC GZVA). grow: the range may be extended up to limit when
- * whole DC G(Z)VA blocks then cover its end, for callers whose memory past end already
- * has the tag (a freed slot's rest is HWT_TAG_FREE). */
+ * zeroes the data (STZ2G / DC GZVA). grow: the range may be extended to the end of its
+ * last DC G(Z)VA block when that is at most limit, for callers whose memory past end
+ * already has the tag (a freed slot's rest is HWT_TAG_FREE). When the block does not
+ * then lie whole in the range, the extension costs ST2G instead of saving them, at most
+ * limit - end bytes of them (under a class's spacing for a slot); testing for that case
+ * cost more on every free than it saves in the rare one. */
 static inline __attribute__((always_inline)) void
 mte_tag_range_on(uintptr_t p, uintptr_t end, int zero, bool grow, uintptr_t limit)
 {
