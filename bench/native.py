@@ -173,7 +173,7 @@ def main():
         exe = build(bdir)
         cs = configs(lib)
     res = {}  # (wl, cfg) -> [ops/s per round]
-    failed = {}  # (wl, cfg) -> why a run failed (qemu only)
+    failed = {}  # (wl, cfg) -> why a run failed (qemu only); its ops/s is None
     t0 = time.time()
     for rnd in range(rounds):
         for wl, ops, _ in WORKLOADS:
@@ -189,7 +189,7 @@ def main():
                     why = str(e).strip().splitlines()[-1][-160:]
                     log("%s %s failed: %s" % (wl, name, why))
                     failed.setdefault((wl, name), why)
-                    continue
+                    v = None  # keeps the rounds aligned for per-round ratios
                 res.setdefault((wl, name), []).append(v)
         log("round %d/%d done (%.0f s)" % (rnd + 1, rounds, time.time() - t0))
     write(args, rounds, scale, cs, res, time.time() - t0, failed)
@@ -243,14 +243,18 @@ def write(args, rounds, scale, cs, res, elapsed, failed):
         base = res[(wl, "glibc")]
         row = ["**%s**" % wl]
         for n in names:
-            if (wl, n) in failed:
-                row.append("**failed** in %d of %d rounds" % (rounds - len(res.get((wl, n), [])), rounds))
+            pairs = paired(base, res[(wl, n)])
+            if not pairs:
+                row.append("**failed** in every round")
                 continue
-            vals = res[(wl, n)]
-            per = [b / v for b, v in zip(base, vals)]
-            r = median(per)
-            ratios[n].append(r)
-            row.append("**%.2fx** %.1f M/s [%.1f-%.1f]" % (r, median(vals) / 1e6, min(vals) / 1e6, max(vals) / 1e6))
+            vals = [v for _, v in pairs]
+            r = median([b / v for b, v in pairs])
+            if (wl, n) not in failed:
+                ratios[n].append(r)
+            row.append("**%.2fx** %.1f M/s [%.1f-%.1f]%s" % (
+                r, median(vals) / 1e6, min(vals) / 1e6, max(vals) / 1e6,
+                " (failed in %d of %d rounds)" % (rounds - len(pairs), rounds)
+                if (wl, n) in failed else ""))
         lines.append("| " + " | ".join(row) + " |")
     complete = [n for n in names if len(ratios[n]) == len(WORKLOADS)]
     lines.append("| **geometric mean** | " + " | ".join(
@@ -271,12 +275,13 @@ def write(args, rounds, scale, cs, res, elapsed, failed):
             for h in ("hwtag", "hwtag-nostack"):
                 for p in ("glibc-mte", "scudo-mte"):
                     pairs = paired(res.get((wl, p), []), res.get((wl, h), []))
-                    if pairs and (wl, p) not in failed:
+                    if pairs:
                         row.append("%.2fx" % median([pv / hv for pv, hv in pairs]))
                     else:
                         row.append("-")
             lines.append("| " + " | ".join(row) + " |")
-        lines += ["", "Issue 10's goal under qemu with tagging on: at or below glibc's MTE mode on"
+        lines += ["", "A configuration that failed in some rounds is compared over the rounds it"
+                  " ran and left out of the geometric mean.", "", "Issue 10's goal under qemu with tagging on: at or below glibc's MTE mode on"
                   " every workload, and below Scudo with MTE."]
     else:
         lines += ["", "Issue 10's goals for libhwtag: geometric mean <= 1.00x with stacks off, <= 1.15x"
