@@ -28,7 +28,7 @@
 /* True when fp can be the first frame record of a walk on the thread's own stack. */
 static inline bool hwt_alloc_fast_on_stack(const struct hwt_tcache *tc, uintptr_t fp)
 {
-    return fp - tc->stack_lo < tc->stack_hi - tc->stack_lo - 2 * sizeof(uintptr_t);
+    return fp - tc->stack_lo < tc->stack_room;
 }
 
 /* Depot id of the stack from the frame record fp: a walk of the thread's own stack that
@@ -40,7 +40,8 @@ static inline __attribute__((always_inline)) bool hwt_alloc_fast_stack(const str
     if (unlikely(!hwt_alloc_fast_on_stack(tc, fp)))
         return false;
     uint64_t key;
-    hwt_unwind_walk(fp, tc->stack_hi, NULL, HWT_ALLOC_STACK_FRAMES, tc->stack_key_constants, &key);
+    hwt_unwind_walk(fp, tc->stack_last + 2 * sizeof(uintptr_t), NULL, HWT_ALLOC_STACK_FRAMES,
+                    tc->stack_key_constants, &key);
     unsigned i = (unsigned)(key >> 58) & (HWT_TCACHE_STACKS - 1);
     *id = tc->stack_ids[i];
     return likely(tc->stack_keys[i] == key);

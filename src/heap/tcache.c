@@ -99,9 +99,14 @@ struct hwt_tcache *hwt_tcache_create(void)
                      (hwt_opts.stacktrace == HWT_ON ? HWT_TCACHE_STACK : 0u) |
                      (hwt_tail_active ? HWT_TCACHE_TAIL : 0u);
     uintptr_t here = (uintptr_t)__builtin_frame_address(0);
-    if (!hwt_unwind_stack_bounds(here, &tc->stack_lo, &tc->stack_hi)) {
-        tc->stack_lo = 0; /* no frame pointer is ever inside: the general walk runs */
-        tc->stack_hi = 2 * sizeof(uintptr_t);
+    uintptr_t lo, hi;
+    if (hwt_unwind_stack_bounds(here, &lo, &hi) && hi - lo > 2 * sizeof(uintptr_t)) {
+        tc->stack_lo = lo;
+        tc->stack_last = hi - 2 * sizeof(uintptr_t);
+        tc->stack_room = tc->stack_last - lo;
+    } else {
+        /* no frame pointer is ever inside: the general walk runs */
+        tc->stack_lo = tc->stack_room = tc->stack_last = 0;
     }
     tc->stack_key_constants[0] = hwt_unwind_key_constants[0];
     tc->stack_key_constants[1] = hwt_unwind_key_constants[1];

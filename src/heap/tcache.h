@@ -37,9 +37,10 @@ struct hwt_tcache {
     int in_use;                        /* owned by a live thread; tcache list lock */
     struct hwt_history_cursor history; /* this thread's entries of the history ring */
     uint32_t tid;
-    /* The thread's stack mapping, where its frame records are: [stack_lo, stack_hi); an
-     * empty range (0, 16) when unknown. */
-    uintptr_t stack_lo, stack_hi;
+    /* The thread's stack mapping, where its frame records are: [stack_lo, stack_last + 16),
+     * stack_room = stack_last - stack_lo (kept so the fast path's check is one compare);
+     * an empty range (all 0) when unknown. */
+    uintptr_t stack_lo, stack_room, stack_last;
     uint64_t stack_key_constants[2]; /* hwt_unwind_key_constants, one load away */
     /* Recent stacks of this thread: 64-bit hash of the frames -> depot id, so a repeated
      * call site skips the depot's shared lookup. Cleared when the tid changes (fork). */
