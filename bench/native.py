@@ -19,7 +19,7 @@ through bench/mte_on_shim.c) and libhwtag from the aarch64 preset (sync with and
 stacks, and HWTAG_MODE=off), at 1/20 of the native op counts; writes results/native-qemu.md.
 
   cmake --preset aarch64 && cmake --build --preset aarch64
-  bench/native.py --qemu     # 3 rounds, about 5 minutes
+  bench/native.py --qemu     # 3 rounds, about 90 seconds
 """
 import argparse
 import math
@@ -30,9 +30,10 @@ import subprocess
 import sys
 import time
 
+import run  # bench/run.py: Scudo's location and the qemu command line, shared
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 LIBDIR = "/usr/lib/x86_64-linux-gnu"
-QEMU = ["qemu-aarch64", "-cpu", "max,sve=off", "-L", "/"]
 QEMU_SCALE = 20  # qemu runs 1/QEMU_SCALE of the native ops
 PEERS = [
     ("jemalloc", "libjemalloc.so.2", "libjemalloc2"),
@@ -71,28 +72,12 @@ def build(out_dir, cc="gcc"):
     return exe
 
 
-def find_scudo():
-    """Scudo standalone for aarch64 (libclang-rt-*-dev:arm64), or None."""
-    try:
-        r = subprocess.run(["clang", "--target=aarch64-linux-gnu",
-                            "-print-file-name=libclang_rt.scudo_standalone-aarch64.so"],
-                           capture_output=True, text=True)
-        if os.path.isfile(r.stdout.strip()):
-            return r.stdout.strip()
-    except OSError:
-        pass
-    import glob
-    found = sorted(glob.glob("/usr/lib/llvm-*/lib/clang/*/lib/linux/"
-                             "libclang_rt.scudo_standalone-aarch64.so"), reverse=True)
-    return found[0] if found else None
-
-
 def qemu_configs(lib, out_dir):
     """(name, env, desc) of the MTE peers under qemu; env keys are the guest's."""
     cs = [("glibc", {}, "glibc 2.36 malloc, no tags"),
           ("glibc-mte", {"GLIBC_TUNABLES": "glibc.mem.tagging=3"},
            "glibc malloc, GLIBC_TUNABLES=glibc.mem.tagging=3 (sync)")]
-    scudo = find_scudo()
+    scudo = run.find_scudo()
     shim = os.path.join(out_dir, "mte_on_shim.so")
     if scudo:
         subprocess.check_call(["aarch64-linux-gnu-gcc", "-O2", "-shared", "-fPIC", "-Wall",
@@ -131,12 +116,11 @@ def configs(lib):
 
 
 def run_one(exe, wl, ops, threads, env_extra, timeout, qemu=False):
-    env = dict(os.environ)
     argv = [exe, "--workload", wl, "--threads", str(threads), "--ops", str(ops)]
     if qemu:
-        env.pop("LD_PRELOAD", None)
-        argv = QEMU + [a for k, v in sorted(env_extra.items()) for a in ("-E", "%s=%s" % (k, v))] + argv
+        argv, env = run.command(argv, env_extra)  # guest env through qemu's -E
     else:
+        env = dict(os.environ)
         env.update(env_extra)
     p = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=timeout)
     m = re.search(r"ops_s=([0-9.]+)", p.stdout)
