@@ -31,12 +31,12 @@ static uint32_t stack_id(struct hwt_tcache *tc, const uintptr_t *pcs, unsigned n
     if (unlikely(tc == NULL || tc == HWT_TCACHE_DEAD))
         return hwt_stackdepot_put((uint32_t)hwt_os_gettid(), pcs, n);
     unsigned slot = (unsigned)(key >> 58) & (HWT_TCACHE_STACKS - 1);
-    if (tc->stack_keys[slot] == key)
-        return tc->stack_ids[slot];
+    if (tc->stacks[slot].key == key)
+        return (uint32_t)tc->stacks[slot].id;
     uint32_t id = hwt_stackdepot_put(tc->tid, pcs, n);
     if (id != 0) {
-        tc->stack_keys[slot] = key;
-        tc->stack_ids[slot] = id;
+        tc->stacks[slot].key = key;
+        tc->stacks[slot].id = id;
     }
     return id;
 }
@@ -48,11 +48,9 @@ static inline __attribute__((always_inline)) uint32_t capture_stack(struct hwt_t
     if (hwt_opts.stacktrace != HWT_ON)
         return 0;
     uintptr_t pcs[HWT_ALLOC_STACK_FRAMES];
-    unsigned n = hwt_unwind_fast(pcs, HWT_ALLOC_STACK_FRAMES, ENTRY_SKIP);
-    uint64_t key = HWT_UNWIND_KEY_SEED;
-    for (unsigned i = 0; i < n; i++)
-        key = hwt_unwind_key_step(key, pcs[i]);
-    return stack_id(tc, pcs, n, hwt_unwind_key_end(key, n));
+    uint64_t key;
+    unsigned n = hwt_unwind_fast(pcs, HWT_ALLOC_STACK_FRAMES, ENTRY_SKIP, &key);
+    return stack_id(tc, pcs, n, key);
 }
 
 /* The out-of-line fast paths (alloc_fast.h) for flags the entry points do not inline. */

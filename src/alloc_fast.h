@@ -40,11 +40,11 @@ static inline __attribute__((always_inline)) bool hwt_alloc_fast_stack(const str
     if (unlikely(!hwt_alloc_fast_on_stack(tc, fp)))
         return false;
     uint64_t key;
-    hwt_unwind_walk(fp, tc->stack_last + 2 * sizeof(uintptr_t), NULL, HWT_ALLOC_STACK_FRAMES,
-                    tc->stack_key_constants, &key);
+    hwt_unwind_walk_key(fp, tc->stack_last + 2 * sizeof(uintptr_t), HWT_ALLOC_STACK_FRAMES,
+                        tc->stack_key_constants, &key);
     unsigned i = (unsigned)(key >> 58) & (HWT_TCACHE_STACKS - 1);
-    *id = tc->stack_ids[i];
-    return likely(tc->stack_keys[i] == key);
+    *id = (uint32_t)tc->stacks[i].id;
+    return likely(tc->stacks[i].key == key);
 }
 
 /* busy = 0 at the end of a fast path of flags. Where flags cannot have changed since the

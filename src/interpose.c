@@ -342,7 +342,7 @@ static inline __attribute__((always_inline)) uint32_t pool_stack(void)
     uintptr_t pcs[POOL_STACK_FRAMES];
     if (hwt_opts.stacktrace != HWT_ON)
         return 0;
-    unsigned n = hwt_unwind_fast(pcs, POOL_STACK_FRAMES, 0);
+    unsigned n = hwt_unwind_fast(pcs, POOL_STACK_FRAMES, 0, NULL);
     return hwt_stackdepot_put((uint32_t)hwt_os_gettid(), pcs, n);
 }
 

@@ -144,10 +144,11 @@ static struct stack_range stack_range_of(uintptr_t addr, bool use_cache)
 }
 
 /* Follows frame records from fp while each lies in [lo, hi) and sits above the last (the
- * walk hwt_unwind_walk does, so both give one stack the same key); stores return
- * addresses after dropping skip of them. */
+ * walk hwt_unwind_walk_key does); stores return addresses after dropping skip of them.
+ * key: NULL, or a running hwt_unwind_key_step hash of the stored frames as they are on the
+ * stack (with any pointer authentication code), as that walk mixes them. */
 static unsigned walk_records(uintptr_t fp, uintptr_t lo, struct stack_range r, uintptr_t *pcs,
-                             unsigned n, unsigned max, unsigned skip)
+                             unsigned n, unsigned max, unsigned skip, uint64_t *key)
 {
     while (n < max) {
         const uintptr_t *record;
@@ -159,29 +160,39 @@ static unsigned walk_records(uintptr_t fp, uintptr_t lo, struct stack_range r, u
         pc = strip_pc(record[1]);
         if (pc == 0)
             break;
-        if (skip > 0)
+        if (skip > 0) {
             skip--;
-        else
+        } else {
             pcs[n++] = pc;
-        lo = fp + HWT_FRAME_RECORD; /* strictly upwards: no loops */
+            if (key != NULL)
+                *key = hwt_unwind_key_step(*key, record[1]);
+        }
+        lo = fp + 1; /* strictly upwards: no loops */
         fp = record[0];
     }
     return n;
 }
 
-__attribute__((noinline)) unsigned hwt_unwind_fast(uintptr_t *pcs, unsigned max, unsigned skip)
+__attribute__((noinline)) unsigned hwt_unwind_fast(uintptr_t *pcs, unsigned max, unsigned skip,
+                                                   uint64_t *key)
 {
     /* Our own record: [0] is the caller's frame, [1] returns into the caller; the caller's
      * record then holds the first return address wanted (into the caller's caller). */
     uintptr_t fp = (uintptr_t)__builtin_frame_address(0);
     struct stack_range r;
 
-    if (max == 0)
-        return 0;
-    r = stack_range_of(fp, true);
-    if (fp % sizeof(uintptr_t) != 0 || fp < r.lo || fp > r.hi - HWT_FRAME_RECORD)
-        return 0;
-    return walk_records(((const uintptr_t *)fp)[0], fp + HWT_FRAME_RECORD, r, pcs, 0, max, skip);
+    uint64_t k = HWT_UNWIND_KEY_SEED;
+    unsigned n = 0;
+
+    if (max > 0) {
+        r = stack_range_of(fp, true);
+        if (fp % sizeof(uintptr_t) == 0 && fp >= r.lo && fp <= r.hi - HWT_FRAME_RECORD)
+            n = walk_records(((const uintptr_t *)fp)[0], fp + 1, r, pcs, 0, max, skip,
+                             key != NULL ? &k : NULL);
+    }
+    if (key != NULL)
+        *key = hwt_unwind_key_end(k);
+    return n;
 }
 
 const uint64_t hwt_unwind_key_constants[2] = {UINT64_C(0x9e3779b97f4a7c15),
@@ -220,7 +231,7 @@ static unsigned walk_context(void *ucontext, uintptr_t *pcs, unsigned max)
     pcs[0] = strip_pc(pc);
     /* The handler may run on an alternate stack: do not trust (or fill) the cache there. */
     r = stack_range_of(sp, false);
-    return walk_records(fp, sp, r, pcs, 1, max, 0);
+    return walk_records(fp, sp, r, pcs, 1, max, 0, NULL);
 }
 
 unsigned hwt_unwind_signal(void *ucontext, uintptr_t *pcs, unsigned max)
@@ -251,7 +262,7 @@ void hwt_unwind_init(void)
     uintptr_t pcs[HWT_WARMUP_FRAMES];
 
     /* Reads this thread's stack bounds now rather than on the first malloc. */
-    hwt_unwind_fast(pcs, HWT_WARMUP_FRAMES, 0);
+    hwt_unwind_fast(pcs, HWT_WARMUP_FRAMES, 0, NULL);
 #if HWTAG_HAVE_LIBUNWIND
     {
         /* libunwind sets itself up (locks, memory pools, its view of the loaded objects) on

@@ -14,8 +14,9 @@ void hwt_unwind_init(void);
 
 /* Return addresses of the caller's callers, starting skip frames above the caller,
  * by walking frame records (x29 chain); bounded and validated so a frame without a
- * record never makes it fault. Returns the number stored. */
-unsigned hwt_unwind_fast(uintptr_t *pcs, unsigned max, unsigned skip);
+ * record never makes it fault. Returns the number stored. key: NULL, or where to put
+ * the stack-cache key of what was stored (as hwt_unwind_walk_key computes it). */
+unsigned hwt_unwind_fast(uintptr_t *pcs, unsigned max, unsigned skip, uint64_t *key);
 
 /* Bounds [*lo, *hi) of the readable stack mapping holding addr (an address in a live
  * frame of this thread); false when they cannot be known. */
@@ -29,7 +30,8 @@ bool hwt_unwind_stack_bounds(uintptr_t addr, uintptr_t *lo, uintptr_t *hi);
 #endif
 
 /* Key of a stack in the per-thread stack caches: a 64-bit hash of its return addresses,
- * mixed in as they are walked, and of their number; never 0. A collision (a wrong stack in
+ * mixed in as they are walked (a stack one frame longer mixes one more in, so the number
+ * needs no mixing of its own); never 0. A collision (a wrong stack in
  * a report) has odds of 2^-64 a pair. The two constants are read from memory: one load
  * where building them takes eight instructions. */
 extern const uint64_t hwt_unwind_key_constants[2]; /* seed, odd multiplier */
@@ -42,22 +44,24 @@ static inline uint64_t hwt_unwind_key_step(uint64_t key, uintptr_t pc)
 {
     return hwt_unwind_key_mix(key, pc, hwt_unwind_key_constants[1]);
 }
-static inline uint64_t hwt_unwind_key_end(uint64_t key, unsigned n)
+static inline uint64_t hwt_unwind_key_end(uint64_t key)
 {
-    return (key ^ n) | 1;
+    return key | 1;
 }
 
-/* The walk of hwt_unwind_fast, inline for the allocation fast paths: follows the frame
- * records from the record at fp while each is above the last and at most hi - 16, up to
- * max return addresses; stores them in pcs when pcs != NULL. Returns the number and sets
- * *key to their hash. constants: a copy of hwt_unwind_key_constants the caller has at
- * hand. fp must be a record of the calling thread inside [lo, hi - 16]. A
- * record's two words are read together; they need not be aligned (user memory of the
- * stack mapping either way). */
-static inline __attribute__((always_inline)) unsigned hwt_unwind_walk(uintptr_t fp, uintptr_t hi,
-                                                                      uintptr_t *pcs, unsigned max,
-                                                                      const uint64_t *constants,
-                                                                      uint64_t *key)
+/* The key of the stack whose first frame record is at fp, for the allocation fast paths'
+ * stack caches: follows the records up to max return addresses while each is above the
+ * last and at most hi - 16, and mixes in their return addresses as they are on the stack,
+ * as hwt_unwind_fast's key does (so both give one stack the same key; with pointer
+ * authentication a call site's key depends on its stack pointer, which only costs cache
+ * misses). It does not stop at a zero return address as that walk does: such a stack only
+ * misses the cache and takes the general path. Returns the number of frames. constants: a copy of
+ * hwt_unwind_key_constants the caller has at hand. fp must be a record of the calling
+ * thread inside [lo, hi - 16]. A record's two words are read together; they need not be
+ * aligned (user memory of the stack mapping either way). */
+static inline __attribute__((always_inline)) unsigned
+hwt_unwind_walk_key(uintptr_t fp, uintptr_t hi, unsigned max, const uint64_t *constants,
+                    uint64_t *key)
 {
     uint64_t k = constants[0];
     uint64_t mul = constants[1];
@@ -71,19 +75,15 @@ static inline __attribute__((always_inline)) unsigned hwt_unwind_walk(uintptr_t 
             uintptr_t next, pc;
         } record;
         __builtin_memcpy(&record, (const void *)fp, sizeof(record));
-        uintptr_t next = record.next;
-        uintptr_t pc = record.pc & HWT_UNWIND_PC_MASK;
-        if (pc == 0)
-            break;
-        if (pcs != NULL)
-            pcs[n] = pc;
-        k = hwt_unwind_key_mix(k, pc, mul);
+        k = hwt_unwind_key_mix(k, record.pc, mul);
         n = i + 1;
-        if (next < fp + 2 * sizeof(uintptr_t) || next > last)
+        /* above the last record (strictly: no loops, whatever the chain holds) and inside
+         * the stack; records cannot overlap in real code, so the walk need not say so */
+        if (record.next <= fp || record.next > last)
             break;
-        fp = next;
+        fp = record.next;
     }
-    *key = hwt_unwind_key_end(k, n);
+    *key = hwt_unwind_key_end(k);
     return n;
 }
 

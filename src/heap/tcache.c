@@ -94,7 +94,7 @@ struct hwt_tcache *hwt_tcache_create(void)
     if (tc == NULL)
         return NULL;
     tc->tid = (uint32_t)hwt_os_gettid();
-    memset(tc->stack_keys, 0, sizeof(tc->stack_keys)); /* a reused cache had another tid */
+    memset(tc->stacks, 0, sizeof(tc->stacks)); /* a reused cache had another tid */
     hwt_self.flags = (hwt_mte_active ? HWT_TCACHE_MTE : 0u) |
                      (hwt_opts.stacktrace == HWT_ON ? HWT_TCACHE_STACK : 0u) |
                      (hwt_tail_active ? HWT_TCACHE_TAIL : 0u);
@@ -184,7 +184,7 @@ void hwt_tcache_after_fork_child(void)
     }
     if (self != NULL && self != HWT_TCACHE_DEAD) {
         self->tid = (uint32_t)hwt_os_gettid();
-        memset(self->stack_keys, 0, sizeof(self->stack_keys));
+        memset(self->stacks, 0, sizeof(self->stacks));
     }
 }
 

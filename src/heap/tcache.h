@@ -43,9 +43,12 @@ struct hwt_tcache {
     uintptr_t stack_lo, stack_room, stack_last;
     uint64_t stack_key_constants[2]; /* hwt_unwind_key_constants, one load away */
     /* Recent stacks of this thread: 64-bit hash of the frames -> depot id, so a repeated
-     * call site skips the depot's shared lookup. Cleared when the tid changes (fork). */
-    uint64_t stack_keys[HWT_TCACHE_STACKS];
-    uint32_t stack_ids[HWT_TCACHE_STACKS];
+     * call site skips the depot's shared lookup; key and id side by side, one address
+     * for both. Cleared when the tid changes (fork). */
+    struct hwt_tcache_stack {
+        uint64_t key;
+        uint64_t id;
+    } stacks[HWT_TCACHE_STACKS];
 };
 
 #define HWT_TCACHE_DEAD ((struct hwt_tcache *)1)

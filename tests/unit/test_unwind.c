@@ -40,7 +40,7 @@ __attribute__((noipa)) static void keep_frame(void)
 
 __attribute__((noipa)) static void chain_c(void)
 {
-    fast_n = hwt_unwind_fast(fast_pcs, fast_max, fast_skip);
+    fast_n = hwt_unwind_fast(fast_pcs, fast_max, fast_skip, NULL);
     keep_frame();
     sink++; /* no tail call: this frame must stay on the stack */
 }
@@ -171,13 +171,73 @@ static void test_fast_unwind_in_thread(void **state)
     assert_true(pc_in(fast_pcs[2], (void (*)(void))thread_chain, "thread_chain"));
 }
 
+/* The fast paths' key-only walk and the general path's capture must give one stack one key
+ * (else every fast-path stack lookup misses); different stacks, different keys. */
+#define KEY_FRAMES 12u
+struct keys {
+    uint64_t walk, fast;
+    unsigned walk_n, fast_n;
+};
+
+__attribute__((noipa)) static void key_leaf(struct keys *k)
+{
+    uintptr_t fp = (uintptr_t)__builtin_frame_address(0);
+    uintptr_t lo, hi, pcs[KEY_FRAMES];
+    assert_true(hwt_unwind_stack_bounds(fp, &lo, &hi));
+    k->walk_n = hwt_unwind_walk_key(fp, hi, KEY_FRAMES, hwt_unwind_key_constants, &k->walk);
+    k->fast_n = hwt_unwind_fast(pcs, KEY_FRAMES, 0, &k->fast);
+    keep_frame();
+    sink++; /* no tail call */
+}
+
+__attribute__((noipa)) static void key_via_a(struct keys *k)
+{
+    key_leaf(k);
+    keep_frame();
+    sink++;
+}
+
+__attribute__((noipa)) static void key_via_b(struct keys *k)
+{
+    key_leaf(k);
+    keep_frame();
+    sink++;
+}
+
+static void *thread_keys(void *arg)
+{
+    key_via_a(arg);
+    return NULL;
+}
+
+static void test_walk_key_matches_capture(void **state)
+{
+    struct keys a, b, t;
+    pthread_t th;
+
+    (void)state;
+    key_via_a(&a);
+    key_via_b(&b);
+    assert_int_equal(pthread_create(&th, NULL, thread_keys, &t), 0);
+    assert_int_equal(pthread_join(th, NULL), 0);
+    assert_true(a.fast_n >= 3);
+    assert_int_equal(a.walk_n, a.fast_n);
+    assert_true(a.walk == a.fast);
+    assert_int_equal(b.walk_n, b.fast_n);
+    assert_true(b.walk == b.fast);
+    assert_int_equal(t.walk_n, t.fast_n);
+    assert_true(t.walk == t.fast);
+    assert_true(a.walk != b.walk); /* one frame differs */
+    assert_true(a.walk != t.walk);
+}
+
 static void on_segv(int sig, siginfo_t *info, void *ucontext)
 {
     (void)sig;
     (void)info;
     sig_n = hwt_unwind_signal(ucontext, sig_pcs, MAX_FRAMES);
     /* as a malloc inside a handler would: on the alternate stack, a second cached range */
-    sig_fast_n = hwt_unwind_fast(sig_fast_pcs, MAX_FRAMES, 0);
+    sig_fast_n = hwt_unwind_fast(sig_fast_pcs, MAX_FRAMES, 0, NULL);
     mprotect((void *)guard, guard_size, PROT_READ);
 }
 
@@ -275,6 +335,7 @@ int main(void)
         cmocka_unit_test(test_fast_unwind_skips_frames),
         cmocka_unit_test(test_fast_unwind_respects_max),
         cmocka_unit_test(test_fast_unwind_in_thread),
+        cmocka_unit_test(test_walk_key_matches_capture),
         cmocka_unit_test(test_signal_unwind_from_fault),
         cmocka_unit_test(test_signal_unwind_through_leaf),
     };
