@@ -184,7 +184,6 @@ free_small(struct hwt_tcache *tc, struct hwt_span *s, uint32_t idx, uint32_t sta
                            (void *)(s->base + (uintptr_t)idx * s->slot_size));
         return;
     }
-    HWT_COUNT(small_frees, 1);
     unsigned cls = s->cls;
     struct hwt_slab_ref ref = {addr, &s->slots[idx]};
     if (likely(tc != NULL && tc != HWT_TCACHE_DEAD)) {

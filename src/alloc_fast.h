@@ -139,7 +139,6 @@ hwt_alloc_fast_free_with(struct hwt_thread_state *self, struct hwt_tcache *tc, v
             hwt_history_put_claimed(&tc->history, ptr, requested, stack, true);
         }
         bin->slots[bin->count++] = (struct hwt_slab_ref){addr, slot};
-        HWT_COUNT_IN(&tc->counters, small_frees, 1);
     }
     __atomic_signal_fence(__ATOMIC_SEQ_CST);
     hwt_alloc_fast_unbusy(self, flags);

@@ -19,11 +19,18 @@ void hwt_stats_collect(struct hwtag_stats *out)
 {
     memset(out, 0, sizeof(*out));
     hwt_counters_sum(out);
-    /* small objects' live bytes come from their slot words: the fast paths keep no count */
+    /* small objects' live bytes and frees come from their slot words: the fast paths keep
+     * no count of them. Every slot made live was counted as an allocation before or just
+     * after its word said so, so frees are the allocations not live now (a racing
+     * allocation may show as live before it is counted: never below 0). */
     struct hwt_class_usage use[HWT_NUM_CLASSES];
     hwt_slab_class_usage(use);
-    for (unsigned c = 0; c < HWT_NUM_CLASSES; c++)
+    uint64_t live_slots = 0;
+    for (unsigned c = 0; c < HWT_NUM_CLASSES; c++) {
         out->heap_live_bytes += use[c].live_bytes;
+        live_slots += use[c].live_slots;
+    }
+    out->small_frees = out->small_allocs > live_slots ? out->small_allocs - live_slots : 0;
     out->heap_mapped_bytes = hwt_slab_mapped() + hwt_large_mapped();
     out->meta_bytes = hwt_meta_mapped();
     hwt_stackdepot_usage(&out->depot_stacks, &out->depot_bytes);

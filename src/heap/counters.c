@@ -23,7 +23,6 @@ static uint64_t get(const uint64_t *p)
 void hwt_counters_add(struct hwtag_stats *out, const struct hwt_counters *c)
 {
     out->small_allocs += get(&c->small_allocs);
-    out->small_frees += get(&c->small_frees);
     out->large_allocs += get(&c->large_allocs);
     out->large_frees += get(&c->large_frees);
     out->large_tagged += get(&c->large_tagged);

@@ -9,7 +9,8 @@
 #include "hwtag.h"
 
 struct hwt_counters {
-    uint64_t small_allocs, small_frees;
+    /* small frees are small_allocs minus the live slots, counted when asked (stats.c) */
+    uint64_t small_allocs;
     uint64_t large_allocs, large_frees;
     uint64_t large_tagged, large_skipped;
     uint64_t large_by_order[HWTAG_MAX_ORDER];

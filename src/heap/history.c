@@ -78,7 +78,7 @@ bool hwt_history_find(uintptr_t addr, struct hwt_history_event *alloc,
         struct hwt_history_event copy = *e;
         __atomic_thread_fence(__ATOMIC_ACQUIRE);
         if (__atomic_load_n(&e->seq, __ATOMIC_RELAXED) != seq || copy.seq != seq ||
-            (seq >> 1 & 0x7fu) != hwt_history_check(copy.ptr))
+            (seq & HWT_HISTORY_CHECK) != hwt_history_check(copy.ptr))
             continue; /* torn: being written */
         if (!matches(&copy, addr))
             continue;

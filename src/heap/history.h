@@ -20,24 +20,30 @@
 #define HWT_HISTORY_BATCH 64u     /* entries a thread claims at once; divides the ring */
 
 struct hwt_history_event {
+    /* time << 8 | is_free << 7 | check, written last; 0 while empty. First: the release
+     * store takes no offset, so here it needs no address of its own. */
+    uint64_t seq;
     uintptr_t ptr;  /* tagged pointer of the object */
     uint32_t size;  /* requested size (truncated to 32 bits) */
     uint32_t stack; /* depot id of the allocation or free (thread id is in the depot) */
-    /* time << 8 | check << 1 | is_free, written last; 0 while empty */
-    uint64_t seq;
 };
+
+#define HWT_HISTORY_FREE 0x80u
+#define HWT_HISTORY_CHECK 0x7fu
 
 static inline bool hwt_history_is_free(const struct hwt_history_event *e)
 {
-    return e->seq & 1;
+    return e->seq & HWT_HISTORY_FREE;
 }
 
 /* 7 bits of ptr in seq: a reader that copied an entry while its owner was rewriting it
  * finds the pointer and the check disagree (odds of missing it 1 in 128, for a report
- * racing the very event it looks for). The time keeps 56 bits: years at 1 GHz. */
+ * racing the very event it looks for). Address bits 4-10, the tag folded onto bits 4-7:
+ * a slot's next event usually has another tag. In the low bits, two instructions; the
+ * time keeps 56 bits: years at 1 GHz. */
 static inline uint64_t hwt_history_check(uintptr_t ptr)
 {
-    return ((ptr >> 4) ^ (ptr >> 11) ^ (ptr >> 56)) & 0x7fu;
+    return ((ptr ^ (ptr >> 52)) >> 4) & HWT_HISTORY_CHECK;
 }
 
 /* A thread's claimed entries [next, end). Zeroed: nothing claimed. */
@@ -70,7 +76,8 @@ hwt_history_put_claimed(struct hwt_history_cursor *c, const void *ptr, size_t si
     /* the release orders the fields before seq; the check catches a reader that saw a
      * new pointer under an old seq */
     __atomic_store_n(&e->seq,
-                     hwt_history_clock() << 8 | hwt_history_check((uintptr_t)ptr) << 1 | is_free,
+                     hwt_history_clock() << 8 | (is_free ? HWT_HISTORY_FREE : 0u) |
+                         hwt_history_check((uintptr_t)ptr),
                      __ATOMIC_RELEASE);
 }
 

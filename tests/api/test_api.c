@@ -46,6 +46,32 @@ static void test_libhwtag_is_the_allocator(void **state)
     assert_int_equal(hwtag_get_stats(&after, 8), -1);
 }
 
+/* Small frees are counted from the slot words (allocations not live now): exact in a
+ * single thread, through the fast paths and calloc's and realloc's general ones. */
+static void test_small_frees_exact(void **state)
+{
+    (void)state;
+    enum { N = 300 };
+    static void *volatile objs[N];
+    struct hwtag_stats s0, s1, s2;
+    assert_int_equal(hwtag_get_stats(&s0, sizeof(s0)), 0);
+    for (unsigned i = 0; i < N; i++)
+        objs[i] = i % 3 == 0 ? calloc(1, 24 + i) : malloc(24 + i);
+    assert_int_equal(hwtag_get_stats(&s1, sizeof(s1)), 0);
+    assert_int_equal(s1.small_allocs - s0.small_allocs, N);
+    assert_int_equal(s1.small_frees - s0.small_frees, 0);
+    for (unsigned i = 0; i < N; i += 2) {
+        free(objs[i]);
+        objs[i] = NULL;
+    }
+    objs[1] = realloc(objs[1], 2000); /* a move: one allocation, one free */
+    assert_int_equal(hwtag_get_stats(&s2, sizeof(s2)), 0);
+    assert_int_equal(s2.small_allocs - s1.small_allocs, 1);
+    assert_int_equal(s2.small_frees - s1.small_frees, N / 2 + 1);
+    for (unsigned i = 1; i < N; i += 2)
+        free(objs[i]);
+}
+
 /* The text statistics name the size classes in use, with their live bytes. */
 static void test_print_stats_shows_classes(void **state)
 {
@@ -539,6 +565,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_libhwtag_is_the_allocator),
+        cmocka_unit_test(test_small_frees_exact),
         cmocka_unit_test(test_print_stats_shows_classes),
         cmocka_unit_test(test_glibc_introspection_describes_our_heap),
         cmocka_unit_test(test_trim_opt_and_sized_frees),
