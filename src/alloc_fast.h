@@ -87,8 +87,7 @@ hwt_alloc_fast_malloc_with(struct hwt_thread_state *self, struct hwt_tcache *tc,
         goto out;
     struct hwt_slab_ref ref = bin->slots[n - 1];
     bin->count = n - 1;
-    p = hwt_slot_prepare_ref(ref, hwt_size_class_bytes[cls], size, zero, stack, tagged,
-                             flags & HWT_TCACHE_TAIL);
+    p = hwt_slot_prepare_ref(ref, size, zero, stack, tagged, flags & HWT_TCACHE_TAIL);
     HWT_COUNT_IN(&tc->counters, small_allocs, 1);
     if (tagged)
         hwt_history_put_claimed(&tc->history, p, size, stack, false);
@@ -125,8 +124,9 @@ hwt_alloc_fast_free_with(struct hwt_thread_state *self, struct hwt_tcache *tc, v
               (!(flags & HWT_TCACHE_TAIL) || hwt_tail_ok(ptr, requested)) &&
               (!(flags & HWT_TCACHE_STACK) || hwt_alloc_fast_stack(tc, fp, &stack));
     if (ok) {
-        uint64_t freed = (w & ~((HWT_SLOT_STACK_MASK << HWT_SLOT_FREE_SHIFT) | 3u)) |
-                         HWT_SLOT_FREED | (uint64_t)stack << HWT_SLOT_FREE_SHIFT;
+        /* a live word's free stack is 0 (slab.h): flip the state, add the stack */
+        uint64_t freed = (w ^ (uint64_t)(HWT_SLOT_LIVE ^ HWT_SLOT_FREED) << HWT_SLOT_STATE_SHIFT) |
+                         (uint64_t)stack << HWT_SLOT_FREE_SHIFT;
         ok = __atomic_compare_exchange_n(&slot->word, &w, freed, false, __ATOMIC_ACQ_REL,
                                          __ATOMIC_RELAXED);
     }

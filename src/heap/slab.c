@@ -144,8 +144,8 @@ static struct hwt_span *span_meta(unsigned cls)
         return NULL;
     s->free_bits = bits;
     s->slots = slots + 1;
-    s->slots[-1].word = HWT_SLOT_EDGE;
-    s->slots[nslots].word = HWT_SLOT_EDGE;
+    s->slots[-1].word = HWT_SLOT_EDGE_WORD;
+    s->slots[nslots].word = HWT_SLOT_EDGE_WORD;
     return s;
 }
 

@@ -37,8 +37,7 @@ static inline uint64_t hwt_slot_word_at(uintptr_t addr)
  * its span's edge) sends that side to the adjacent span. An unused slot's word reads as
  * tag 0, which is never picked anyway. Returns the slot's address with the new tag.
  * Tagging must be on. */
-static inline __attribute__((always_inline)) uintptr_t hwt_slot_pick_tag(struct hwt_slab_ref ref,
-                                                                         size_t slot_size)
+static inline __attribute__((always_inline)) uintptr_t hwt_slot_pick_tag(struct hwt_slab_ref ref)
 {
     uint64_t left = __atomic_load_n(&ref.slot[-1].word, __ATOMIC_RELAXED);
     uint64_t old = __atomic_load_n(&ref.slot[0].word, __ATOMIC_RELAXED);
@@ -46,24 +45,25 @@ static inline __attribute__((always_inline)) uintptr_t hwt_slot_pick_tag(struct 
     if (unlikely(hwt_slot_state(left) == HWT_SLOT_EDGE))
         left = hwt_slot_word_at(ref.addr - HWT_GRANULE);
     if (unlikely(hwt_slot_state(right) == HWT_SLOT_EDGE))
-        right = hwt_slot_word_at(ref.addr + slot_size);
+        /* the slot size from the span here, not a table load on every malloc */
+        right = hwt_slot_word_at(ref.addr + hwt_slab_span_of(ref.addr)->slot_size);
     uint64_t exclude = UINT64_C(1) << HWT_TAG_UNTAGGED | UINT64_C(1) << HWT_TAG_FREE |
-                       UINT64_C(1) << hwt_slot_tag(old) | UINT64_C(1) << hwt_slot_tag(left) |
-                       UINT64_C(1) << hwt_slot_tag(right);
+                       hwt_slot_tag_bit(old) | hwt_slot_tag_bit(left) | hwt_slot_tag_bit(right);
     return mte_random_tagged(ref.addr, exclude);
 }
 
-/* Makes the free slot ref (of slot_size bytes) a live object of size requested: its tag (tagged),
+/* Makes the free slot ref a live object of size requested: its tag (tagged),
  * its tags and zeroing, its tail pattern (tail), its slot word. Returns the tagged pointer. Inline:
  * malloc's fast path is this and a cache pop. */
-static inline __attribute__((always_inline)) void *
-hwt_slot_prepare_ref(struct hwt_slab_ref ref, size_t slot_size, size_t requested, bool zero,
-                     uint32_t stack, bool tagged, bool tail)
+static inline __attribute__((always_inline)) void *hwt_slot_prepare_ref(struct hwt_slab_ref ref,
+                                                                        size_t requested, bool zero,
+                                                                        uint32_t stack, bool tagged,
+                                                                        bool tail)
 {
     uintptr_t tagged_addr = ref.addr;
     size_t usable = hwt_align_up(requested, HWT_GRANULE);
     if (tagged) {
-        tagged_addr = hwt_slot_pick_tag(ref, slot_size);
+        tagged_addr = hwt_slot_pick_tag(ref);
         if (usable != 0)
             mte_store_tags_on((void *)tagged_addr, usable, zero);
     } else if (zero) {
