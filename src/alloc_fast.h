@@ -54,9 +54,9 @@ static inline __attribute__((always_inline)) bool hwt_alloc_fast_stack(const str
 static inline __attribute__((always_inline)) void
 hwt_alloc_fast_unbusy(struct hwt_thread_state *self, unsigned flags)
 {
-    _Static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "busy is the gate's low half");
+    _Static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "flags are the gate's low half");
     if (!HWTAG_MTE || flags == 0)
-        self->gate = (uint64_t)flags << 32;
+        self->gate = flags;
     else
         self->busy = 0;
 }
@@ -149,8 +149,8 @@ hwt_alloc_fast_free_with(struct hwt_thread_state *self, struct hwt_tcache *tc, v
  * compiled in); any other flags take the out-of-line copies (alloc.c). */
 #define HWT_ALLOC_FLAGS_NO_STACK ((HWTAG_MTE ? HWT_TCACHE_MTE : 0) | HWT_TCACHE_TAIL)
 #define HWT_ALLOC_FLAGS_DEFAULT (HWT_ALLOC_FLAGS_NO_STACK | HWT_TCACHE_STACK)
-/* hwt_thread_state.gate of a thread not busy with these flags (busy is the low word) */
-#define HWT_ALLOC_GATE(flags) ((uint64_t)(flags) << 32)
+/* hwt_thread_state.gate of a thread not busy with these flags (busy is the high word) */
+#define HWT_ALLOC_GATE(flags) ((uint64_t)(flags))
 void *hwt_alloc_fast_malloc_flags(struct hwt_thread_state *self, struct hwt_tcache *tc, size_t size,
                                   bool zero, uintptr_t fp);
 bool hwt_alloc_fast_free_flags(struct hwt_thread_state *self, struct hwt_tcache *tc, void *ptr,

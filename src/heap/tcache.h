@@ -62,8 +62,9 @@ struct hwt_thread_state {
     struct hwt_tcache *tc;
     union {
         struct {
+            uint32_t flags; /* the low half: the gate of a thread not busy is its flags, a
+                             * compare with an immediate */
             uint32_t busy;
-            uint32_t flags;
         };
         uint64_t gate;
     };
