@@ -22,9 +22,6 @@
 #include "thread.h"
 #include "unwind.h"
 
-/* Frames between the program's call and the capture: the interposed function. */
-#define ENTRY_SKIP 1u
-
 /* Depot id of pcs[0..n), through the thread's cache of recent stacks (key: their hash). */
 static uint32_t stack_id(struct hwt_tcache *tc, const uintptr_t *pcs, unsigned n, uint64_t key)
 {
@@ -41,15 +38,16 @@ static uint32_t stack_id(struct hwt_tcache *tc, const uintptr_t *pcs, unsigned n
     return id;
 }
 
-/* Stack of the current malloc/free, deduplicated; 0 when stacks are off. Must be called
- * directly from a function that interpose.c calls. */
-static inline __attribute__((always_inline)) uint32_t capture_stack(struct hwt_tcache *tc)
+/* Stack of the current malloc/free from fp, the entry point's frame record (alloc.h),
+ * deduplicated; 0 when stacks are off. */
+static inline __attribute__((always_inline)) uint32_t capture_stack(struct hwt_tcache *tc,
+                                                                    uintptr_t fp)
 {
     if (hwt_opts.stacktrace != HWT_ON)
         return 0;
     uintptr_t pcs[HWT_ALLOC_STACK_FRAMES];
     uint64_t key;
-    unsigned n = hwt_unwind_fast(pcs, HWT_ALLOC_STACK_FRAMES, ENTRY_SKIP, &key);
+    unsigned n = hwt_unwind_from(fp, pcs, HWT_ALLOC_STACK_FRAMES, &key);
     return stack_id(tc, pcs, n, key);
 }
 
@@ -158,13 +156,13 @@ static void *alloc_stacked(size_t size, size_t align, bool zero, struct hwt_tcac
 /* Every entry runs with Tag Check Override set: the allocator's own loads and stores touch
  * untagged metadata or memory it is retagging, so checking them buys nothing, and under
  * QEMU each checked access costs a page-table walk (see README, Performance). */
-__attribute__((noinline)) void *hwt_alloc(size_t size, size_t align, bool zero)
+void *hwt_alloc(size_t size, size_t align, bool zero, uintptr_t fp)
 {
     hwt_init_ensure();
     enter();
     mte_tco_set();
     struct hwt_tcache *tc = tcache();
-    uint32_t stack = capture_stack(tc);
+    uint32_t stack = capture_stack(tc, fp);
     void *p = alloc_stacked(size, align, zero, tc, stack);
     if (hwt_mte_active && p != NULL)
         record(tc, p, size, stack, false);
@@ -230,7 +228,7 @@ static void free_checked(struct hwt_tcache *tc, const void *ptr, struct hwt_span
         hwt_large_free(l, stack);
 }
 
-__attribute__((noinline)) void hwt_alloc_free(void *ptr)
+void hwt_alloc_free(void *ptr, uintptr_t fp)
 {
     struct hwt_span *s;
     struct hwt_large *l;
@@ -242,28 +240,26 @@ __attribute__((noinline)) void hwt_alloc_free(void *ptr)
     mte_tco_set();
     if (check_pointer(ptr, &s, &idx, &l)) {
         struct hwt_tcache *tc = tcache();
-        free_checked(tc, ptr, s, idx, l, capture_stack(tc));
+        free_checked(tc, ptr, s, idx, l, capture_stack(tc, fp));
     }
     mte_tco_clear();
     leave();
 }
 
-static void *realloc_checked(void *ptr, size_t size, bool *bad);
+static void *realloc_checked(void *ptr, size_t size, bool *bad, uintptr_t fp);
 
-__attribute__((noinline)) void *hwt_alloc_realloc(void *ptr, size_t size, bool *bad)
+void *hwt_alloc_realloc(void *ptr, size_t size, bool *bad, uintptr_t fp)
 {
     hwt_init_ensure();
     enter();
     mte_tco_set();
-    void *p = realloc_checked(ptr, size, bad);
+    void *p = realloc_checked(ptr, size, bad, fp);
     mte_tco_clear();
     leave();
     return p;
 }
 
-/* Inlined into hwt_alloc_realloc, so the stack it captures starts at the program's call. */
-static inline __attribute__((always_inline)) void *realloc_checked(void *ptr, size_t size,
-                                                                   bool *bad)
+static void *realloc_checked(void *ptr, size_t size, bool *bad, uintptr_t fp)
 {
     struct hwt_span *s;
     struct hwt_large *l;
@@ -284,7 +280,7 @@ static inline __attribute__((always_inline)) void *realloc_checked(void *ptr, si
         return ptr;
     }
     struct hwt_tcache *tc = tcache();
-    uint32_t stack = capture_stack(tc);
+    uint32_t stack = capture_stack(tc, fp);
     void *fresh = alloc_stacked(size, HWT_GRANULE, false, tc, stack);
     if (fresh == NULL)
         return NULL;

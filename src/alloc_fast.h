@@ -156,9 +156,20 @@ void *hwt_alloc_fast_malloc_flags(struct hwt_thread_state *self, struct hwt_tcac
 bool hwt_alloc_fast_free_flags(struct hwt_thread_state *self, struct hwt_tcache *tc, void *ptr,
                                uintptr_t fp);
 
-/* malloc/calloc of size bytes (16-byte alignment) from the cache; NULL when the general
- * path must do it. Inline in the entry point. */
-static inline __attribute__((always_inline)) void *hwt_alloc_fast_malloc(size_t size, bool zero)
+/* The copies inlined into malloc's entry point: the allocator alone (gate 0), and malloc
+ * (not calloc) with the default flags or without stacks. */
+static inline bool hwt_alloc_fast_malloc_inline(uint64_t gate, bool zero)
+{
+    return gate == 0 || (!zero && (gate == HWT_ALLOC_GATE(HWT_ALLOC_FLAGS_DEFAULT) ||
+                                   gate == HWT_ALLOC_GATE(HWT_ALLOC_FLAGS_NO_STACK)));
+}
+
+/* malloc/calloc of size bytes (16-byte alignment) from the cache through an inlined copy;
+ * NULL when another copy (hwt_alloc_fast_malloc_other) or the general path must do it.
+ * Inline in the entry point, which makes no call on this way: it saves no register. fp:
+ * the entry point's frame record, where stack walks start. */
+static inline __attribute__((always_inline)) void *hwt_alloc_fast_malloc(size_t size, bool zero,
+                                                                         uintptr_t fp)
 {
     struct hwt_thread_state *self = &hwt_self;
     struct hwt_tcache *tc = self->tc;
@@ -167,25 +178,33 @@ static inline __attribute__((always_inline)) void *hwt_alloc_fast_malloc(size_t 
     uint64_t gate = self->gate;
     if (likely(gate == 0))
         return hwt_alloc_fast_malloc_with(self, tc, size, zero, 0, 0);
-    uintptr_t fp = (uintptr_t)__builtin_frame_address(0);
-    void *p;
     /* one compare each: the flags, and busy clear */
     if (!zero && gate == HWT_ALLOC_GATE(HWT_ALLOC_FLAGS_DEFAULT))
-        p = hwt_alloc_fast_malloc_with(self, tc, size, false, HWT_ALLOC_FLAGS_DEFAULT, fp);
-    else if (!zero && gate == HWT_ALLOC_GATE(HWT_ALLOC_FLAGS_NO_STACK))
-        p = hwt_alloc_fast_malloc_with(self, tc, size, false, HWT_ALLOC_FLAGS_NO_STACK, fp);
-    else if (self->busy)
-        return NULL;
-    else
-        p = hwt_alloc_fast_malloc_flags(self, tc, size, zero, fp);
-    /* not a tail call: the walk starts at this frame's record */
-    __atomic_signal_fence(__ATOMIC_SEQ_CST);
-    return p;
+        return hwt_alloc_fast_malloc_with(self, tc, size, false, HWT_ALLOC_FLAGS_DEFAULT, fp);
+    if (!zero && gate == HWT_ALLOC_GATE(HWT_ALLOC_FLAGS_NO_STACK))
+        return hwt_alloc_fast_malloc_with(self, tc, size, false, HWT_ALLOC_FLAGS_NO_STACK, fp);
+    return NULL;
 }
 
-/* free of a live small object into the cache; false when the general path must do it.
- * Inline in the entry point. */
-static inline __attribute__((always_inline)) bool hwt_alloc_fast_free(void *ptr)
+/* The out-of-line copy for a cache whose flags have no inlined one (a report's resume,
+ * calloc with tags); NULL when there is none or it cannot do it. For the entry point's way
+ * out after hwt_alloc_fast_malloc. */
+static inline void *hwt_alloc_fast_malloc_other(size_t size, bool zero, uintptr_t fp)
+{
+    struct hwt_thread_state *self = &hwt_self;
+    struct hwt_tcache *tc = self->tc;
+    if (size > HWT_SMALL_MAX || (uintptr_t)tc <= (uintptr_t)HWT_TCACHE_DEAD)
+        return NULL;
+    uint64_t gate = self->gate;
+    if (hwt_alloc_fast_malloc_inline(gate, zero) || self->busy)
+        return NULL;
+    return hwt_alloc_fast_malloc_flags(self, tc, size, zero, fp);
+}
+
+/* free of a live small object into the cache through an inlined copy; false when another
+ * copy (hwt_alloc_fast_free_other) or the general path must do it. As
+ * hwt_alloc_fast_malloc. */
+static inline __attribute__((always_inline)) bool hwt_alloc_fast_free(void *ptr, uintptr_t fp)
 {
     struct hwt_thread_state *self = &hwt_self;
     struct hwt_tcache *tc = self->tc;
@@ -194,18 +213,25 @@ static inline __attribute__((always_inline)) bool hwt_alloc_fast_free(void *ptr)
     uint64_t gate = self->gate;
     if (likely(gate == 0))
         return hwt_alloc_fast_free_with(self, tc, ptr, 0, 0);
-    uintptr_t fp = (uintptr_t)__builtin_frame_address(0);
-    bool ok;
     if (gate == HWT_ALLOC_GATE(HWT_ALLOC_FLAGS_DEFAULT))
-        ok = hwt_alloc_fast_free_with(self, tc, ptr, HWT_ALLOC_FLAGS_DEFAULT, fp);
-    else if (gate == HWT_ALLOC_GATE(HWT_ALLOC_FLAGS_NO_STACK))
-        ok = hwt_alloc_fast_free_with(self, tc, ptr, HWT_ALLOC_FLAGS_NO_STACK, fp);
-    else if (self->busy)
+        return hwt_alloc_fast_free_with(self, tc, ptr, HWT_ALLOC_FLAGS_DEFAULT, fp);
+    if (gate == HWT_ALLOC_GATE(HWT_ALLOC_FLAGS_NO_STACK))
+        return hwt_alloc_fast_free_with(self, tc, ptr, HWT_ALLOC_FLAGS_NO_STACK, fp);
+    return false;
+}
+
+/* As hwt_alloc_fast_malloc_other, for free. */
+static inline bool hwt_alloc_fast_free_other(void *ptr, uintptr_t fp)
+{
+    struct hwt_thread_state *self = &hwt_self;
+    struct hwt_tcache *tc = self->tc;
+    if ((uintptr_t)tc <= (uintptr_t)HWT_TCACHE_DEAD)
         return false;
-    else
-        ok = hwt_alloc_fast_free_flags(self, tc, ptr, fp);
-    __atomic_signal_fence(__ATOMIC_SEQ_CST);
-    return ok;
+    uint64_t gate = self->gate;
+    if (gate == 0 || gate == HWT_ALLOC_GATE(HWT_ALLOC_FLAGS_DEFAULT) ||
+        gate == HWT_ALLOC_GATE(HWT_ALLOC_FLAGS_NO_STACK) || self->busy)
+        return false;
+    return hwt_alloc_fast_free_flags(self, tc, ptr, fp);
 }
 
 #endif

@@ -31,28 +31,51 @@
 /* Frames kept of a pool allocation or free, as of malloc's. */
 #define POOL_STACK_FRAMES 12u
 
-EXPORT void *malloc(size_t size)
+/* The entry point's own frame record, where the stacks it records start (alloc.h). An entry
+ * point hands it to a call only if it does not tail-call: KEEP_FRAME() after the call. */
+#define ENTRY_FP() ((uintptr_t)__builtin_frame_address(0))
+#define KEEP_FRAME() __atomic_signal_fence(__ATOMIC_SEQ_CST)
+
+/* malloc's and calloc's way past their inlined fast paths: another cache copy, then the
+ * general path. Out of line, so that the entry points keep no value across a call and
+ * save no register on their fast paths. */
+static __attribute__((noinline)) void *alloc_general(size_t size, bool zero, uintptr_t fp)
 {
-    void *fast = hwt_alloc_fast_malloc(size, false);
-    if (likely(fast != NULL))
-        return fast;
+    void *p = hwt_alloc_fast_malloc_other(size, zero, fp);
+    if (p != NULL)
+        return p;
     if (unlikely(size > MAX_REQUEST)) {
         errno = ENOMEM; /* glibc: malloc(SIZE_MAX) -> NULL, ENOMEM */
         return NULL;
     }
-    void *p = hwt_alloc(size, HWT_GRANULE, false);
+    p = hwt_alloc(size, HWT_GRANULE, zero, fp);
     if (unlikely(p == NULL))
         errno = ENOMEM;
     return p;
 }
 
+EXPORT void *malloc(size_t size)
+{
+    void *fast = hwt_alloc_fast_malloc(size, false, ENTRY_FP());
+    if (likely(fast != NULL))
+        return fast;
+    void *p = alloc_general(size, false, ENTRY_FP());
+    KEEP_FRAME();
+    return p;
+}
+
+static __attribute__((noinline)) void free_general(void *ptr, uintptr_t fp)
+{
+    if (!hwt_alloc_fast_free_other(ptr, fp))
+        hwt_alloc_free(ptr, fp);
+}
+
 EXPORT void free(void *ptr)
 {
-    if (likely(hwt_alloc_fast_free(ptr)))
+    if (likely(hwt_alloc_fast_free(ptr, ENTRY_FP())))
         return;
-    hwt_alloc_free(ptr);
-    /* not a tail call: hwt_alloc_free's stack capture skips exactly this frame */
-    __atomic_signal_fence(__ATOMIC_SEQ_CST);
+    free_general(ptr, ENTRY_FP());
+    KEEP_FRAME();
 }
 
 EXPORT void *calloc(size_t n, size_t size)
@@ -62,12 +85,11 @@ EXPORT void *calloc(size_t n, size_t size)
         errno = ENOMEM; /* glibc: overflow -> NULL, ENOMEM */
         return NULL;
     }
-    void *fast = hwt_alloc_fast_malloc(total, true);
+    void *fast = hwt_alloc_fast_malloc(total, true, ENTRY_FP());
     if (likely(fast != NULL))
         return fast;
-    void *p = hwt_alloc(total, HWT_GRANULE, true);
-    if (unlikely(p == NULL))
-        errno = ENOMEM;
+    void *p = alloc_general(total, true, ENTRY_FP());
+    KEEP_FRAME();
     return p;
 }
 
@@ -84,7 +106,7 @@ EXPORT void *realloc(void *ptr, size_t size)
         return NULL;
     }
     bool bad;
-    void *p = hwt_alloc_realloc(ptr, size, &bad);
+    void *p = hwt_alloc_realloc(ptr, size, &bad, ENTRY_FP());
     if (unlikely(p == NULL))
         errno = bad ? EINVAL : ENOMEM;
     return p;
@@ -105,7 +127,8 @@ static bool valid_alignment(size_t align)
     return align != 0 && (align & (align - 1)) == 0;
 }
 
-static void *aligned(size_t align, size_t size)
+/* Inlined into each entry point, whose frame it is given. */
+static inline __attribute__((always_inline)) void *aligned(size_t align, size_t size, uintptr_t fp)
 {
     if (unlikely(size > MAX_REQUEST || align > MAX_REQUEST)) {
         errno = ENOMEM;
@@ -113,7 +136,7 @@ static void *aligned(size_t align, size_t size)
     }
     if (align < HWT_GRANULE)
         align = HWT_GRANULE;
-    void *p = hwt_alloc(size, align, false);
+    void *p = hwt_alloc(size, align, false, fp);
     if (unlikely(p == NULL))
         errno = ENOMEM;
     return p;
@@ -125,7 +148,7 @@ EXPORT int posix_memalign(void **out, size_t align, size_t size)
     if (!valid_alignment(align) || align % sizeof(void *) != 0)
         return EINVAL;
     int saved = errno;
-    void *p = aligned(align, size);
+    void *p = aligned(align, size, ENTRY_FP());
     if (p == NULL) {
         errno = saved;
         return ENOMEM;
@@ -141,7 +164,7 @@ EXPORT void *aligned_alloc(size_t align, size_t size)
         errno = EINVAL;
         return NULL;
     }
-    return aligned(align, size);
+    return aligned(align, size, ENTRY_FP());
 }
 
 EXPORT void *memalign(size_t align, size_t size)
@@ -150,13 +173,13 @@ EXPORT void *memalign(size_t align, size_t size)
         errno = EINVAL;
         return NULL;
     }
-    return aligned(align, size);
+    return aligned(align, size, ENTRY_FP());
 }
 
 EXPORT void *valloc(size_t size)
 {
     hwt_init_ensure();
-    return aligned(hwt_os_page_size, size);
+    return aligned(hwt_os_page_size, size, ENTRY_FP());
 }
 
 EXPORT void *pvalloc(size_t size)
@@ -168,7 +191,7 @@ EXPORT void *pvalloc(size_t size)
     }
     /* glibc: rounds up to whole pages; pvalloc(0) gives one page */
     size_t rounded = hwt_align_up(size == 0 ? 1 : size, hwt_os_page_size);
-    return aligned(hwt_os_page_size, rounded);
+    return aligned(hwt_os_page_size, rounded, ENTRY_FP());
 }
 
 EXPORT size_t malloc_usable_size(void *ptr)

@@ -173,26 +173,34 @@ static unsigned walk_records(uintptr_t fp, uintptr_t lo, struct stack_range r, u
     return n;
 }
 
+/* The walk from the record at fp, fp checked first. */
+static unsigned walk_from(uintptr_t fp, uintptr_t *pcs, unsigned max, unsigned skip, uint64_t *key)
+{
+    uint64_t k = HWT_UNWIND_KEY_SEED;
+    unsigned n = 0;
+
+    if (max > 0) {
+        struct stack_range r = stack_range_of(fp, true);
+        if (fp % sizeof(uintptr_t) == 0 && fp >= r.lo && fp <= r.hi - HWT_FRAME_RECORD)
+            n = walk_records(fp, fp, r, pcs, 0, max, skip, key != NULL ? &k : NULL);
+    }
+    if (key != NULL)
+        *key = hwt_unwind_key_end(k);
+    return n;
+}
+
 __attribute__((noinline)) unsigned hwt_unwind_fast(uintptr_t *pcs, unsigned max, unsigned skip,
                                                    uint64_t *key)
 {
     /* Our own record: [0] is the caller's frame, [1] returns into the caller; the caller's
      * record then holds the first return address wanted (into the caller's caller). */
     uintptr_t fp = (uintptr_t)__builtin_frame_address(0);
-    struct stack_range r;
+    return walk_from(((const uintptr_t *)fp)[0], pcs, max, skip, key);
+}
 
-    uint64_t k = HWT_UNWIND_KEY_SEED;
-    unsigned n = 0;
-
-    if (max > 0) {
-        r = stack_range_of(fp, true);
-        if (fp % sizeof(uintptr_t) == 0 && fp >= r.lo && fp <= r.hi - HWT_FRAME_RECORD)
-            n = walk_records(((const uintptr_t *)fp)[0], fp + 1, r, pcs, 0, max, skip,
-                             key != NULL ? &k : NULL);
-    }
-    if (key != NULL)
-        *key = hwt_unwind_key_end(k);
-    return n;
+unsigned hwt_unwind_from(uintptr_t fp, uintptr_t *pcs, unsigned max, uint64_t *key)
+{
+    return walk_from(fp, pcs, max, 0, key);
 }
 
 const uint64_t hwt_unwind_key_constants[2] = {UINT64_C(0x9e3779b97f4a7c15),

@@ -152,6 +152,28 @@ static __attribute__((noinline)) void three_stacks(void *arg)
     use_here(p);
 }
 
+/* The entry points whose allocation leaves the inlined fast path: calloc (another cache
+ * copy when tagging), posix_memalign (the general path), realloc that moves. */
+static __attribute__((noinline)) unsigned char *alloc_via(size_t n, int how)
+{
+    void *p = NULL;
+    if (how == 0)
+        p = calloc(1, n);
+    else if (how == 1 && posix_memalign(&p, 64, n) != 0)
+        p = NULL;
+    else if (how == 2)
+        p = realloc(malloc(8), n);
+    sink_ptr = p;
+    return p;
+}
+
+static __attribute__((noinline)) void entry_stacks(void *arg)
+{
+    unsigned char *p = alloc_via(100, (int)(intptr_t)arg);
+    free_here(p);
+    use_here(p);
+}
+
 static void three_stacks_without_stacktrace(void *arg)
 {
     hwt_opts.stacktrace = HWT_OFF;
@@ -449,6 +471,22 @@ static void test_stacks_name_their_functions(void **state)
     expect_text(&result, "located 8 bytes inside of\n 100-byte region");
 }
 
+/* Every entry point's stack starts at the program's call, whichever path it takes. */
+static void test_entry_stacks_start_at_the_call(void **state)
+{
+    (void)state;
+    char want[96];
+    for (intptr_t how = 0; how < 3; how++) {
+        run_report(entry_stacks, (void *)how, &result);
+        unsigned long tid = access_tid(result.output);
+        expect_text(&result, "BUG: KASAN: slab-use-after-free in use_here+0x");
+        snprintf(want, sizeof(want), "\nAllocated by task %lu:\n alloc_via+0x", tid);
+        expect_text(&result, want);
+        snprintf(want, sizeof(want), "\nFreed by task %lu:\n free_here+0x", tid);
+        expect_text(&result, want);
+    }
+}
+
 static void test_stacktrace_off_says_stacks_are_not_available(void **state)
 {
     (void)state;
@@ -549,6 +587,7 @@ int main(void)
         cmocka_unit_test(test_tag_dump_marks_the_faulting_granule),
         cmocka_unit_test(test_registers_and_summary),
         cmocka_unit_test(test_stacks_name_their_functions),
+        cmocka_unit_test(test_entry_stacks_start_at_the_call),
         cmocka_unit_test(test_stacktrace_off_says_stacks_are_not_available),
         cmocka_unit_test(test_stale_pointer_into_reused_slot),
         cmocka_unit_test(test_stale_pointer_forgotten_by_history),
