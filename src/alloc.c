@@ -130,10 +130,10 @@ alloc_small(struct hwt_tcache *tc, unsigned cls, size_t size, bool zero, uint32_
     struct hwt_slab_ref ref;
     if (likely(tc != NULL && tc != HWT_TCACHE_DEAD)) {
         struct hwt_tcache_bin *bin = &tc->bins[cls];
-        if (unlikely(bin->count == 0) && !hwt_tcache_refill(bin, cls))
+        if (unlikely(bin->count == 0) && !hwt_tcache_refill(tc, bin, cls))
             return NULL;
         ref = bin->slots[--bin->count];
-    } else if (hwt_slab_take(cls, &ref, 1) != 1) {
+    } else if (hwt_slab_take(0, cls, &ref, 1) != 1) {
         return NULL;
     }
     HWT_COUNT(small_allocs, 1);
@@ -186,7 +186,7 @@ free_small(struct hwt_tcache *tc, struct hwt_span *s, uint32_t idx, uint32_t sta
     if (likely(tc != NULL && tc != HWT_TCACHE_DEAD)) {
         struct hwt_tcache_bin *bin = &tc->bins[cls];
         if (unlikely(bin->count == bin->max))
-            hwt_tcache_drain(bin, cls);
+            hwt_tcache_drain(tc, bin, cls);
         bin->slots[bin->count++] = ref;
         return;
     }

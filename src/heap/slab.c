@@ -26,7 +26,7 @@ struct central {
     struct hwt_span *released; /* fully free, pages given back to the OS */
 } __attribute__((aligned(64)));
 
-static struct central centrals[HWT_NUM_CLASSES];
+static struct central centrals[HWT_ARENAS][HWT_NUM_CLASSES];
 
 static struct hwt_lock heap_lock = HWT_LOCK_INIT;
 struct hwt_region hwt_slab_regions[HWT_MAX_REGIONS];
@@ -152,7 +152,7 @@ static struct hwt_span *span_meta(unsigned cls)
 /* Gives s (metadata from span_meta) the range at base and publishes it in the page map.
  * tag: tag the range free and count it committed now (the span is about to be used);
  * otherwise it joins a released list and is tagged when taken. */
-static void span_init(struct hwt_span *s, unsigned cls, uintptr_t base, bool tag)
+static void span_init(struct hwt_span *s, unsigned arena, unsigned cls, uintptr_t base, bool tag)
 {
     size_t span_size = hwt_size_class_span(cls);
     size_t slot_size = hwt_size_class_size(cls);
@@ -163,6 +163,7 @@ static void span_init(struct hwt_span *s, unsigned cls, uintptr_t base, bool tag
     s->nslots = nslots;
     s->slot_recip = (uint32_t)(((UINT64_C(1) << 32) + slot_size - 1) / slot_size);
     s->cls = (uint16_t)cls;
+    s->arena = (uint8_t)arena;
     for (uint32_t w = 0; w < (nslots + BITS_PER_WORD - 1) / BITS_PER_WORD; w++)
         s->free_bits[w] = 0;
     for (uint32_t i = 0; i < nslots; i++)
@@ -183,12 +184,13 @@ static void span_init(struct hwt_span *s, unsigned cls, uintptr_t base, bool tag
  * (its pages are already given back) and cuts it into spans of cls: the first is returned,
  * tagged; the others join cls's released list. Only try-locks the other class (the caller
  * holds cls's lock), so two classes stealing from each other cannot deadlock. */
-static struct hwt_span *steal_locked(struct central *c, unsigned cls)
+static struct hwt_span *steal_locked(struct central *c, unsigned arena, unsigned cls)
 {
     size_t span_size = hwt_size_class_span(cls);
     struct hwt_span *victim = NULL;
-    for (unsigned other = 0; other < HWT_NUM_CLASSES && victim == NULL; other++) {
-        struct central *oc = &centrals[other];
+    for (unsigned k = 0; k < HWT_ARENAS * HWT_NUM_CLASSES && victim == NULL; k++) {
+        unsigned other = k % HWT_NUM_CLASSES;
+        struct central *oc = &centrals[k / HWT_NUM_CLASSES][other];
         if (other == cls || !hwt_trylock(&oc->lock))
             continue;
         for (struct hwt_span *v = oc->released; v != NULL; v = v->next) {
@@ -209,7 +211,7 @@ static struct hwt_span *steal_locked(struct central *c, unsigned cls)
         struct hwt_span *s = span_meta(cls);
         if (s == NULL)
             break; /* the rest of the range stays unused: no metadata for it */
-        span_init(s, cls, p, first == NULL);
+        span_init(s, arena, cls, p, first == NULL);
         if (first == NULL)
             first = s;
         else
@@ -221,7 +223,7 @@ static struct hwt_span *steal_locked(struct central *c, unsigned cls)
 /* Carves a new span for cls and tags it free, before anyone else can see it: QEMU loses
  * tags when two threads first tag a fresh page at once (docs/design.md). When the address
  * space is gone, a released span of another class is cut up instead. */
-static struct hwt_span *span_new(struct central *c, unsigned cls)
+static struct hwt_span *span_new(struct central *c, unsigned arena, unsigned cls)
 {
     struct hwt_span *s = span_meta(cls);
     if (s == NULL)
@@ -233,13 +235,13 @@ static struct hwt_span *span_new(struct central *c, unsigned cls)
     if (base == 0) {
         s->cls = (uint16_t)cls; /* fresh metadata has no class yet */
         husk_push(s);           /* keep it for the next span of cls */
-        return steal_locked(c, cls);
+        return steal_locked(c, arena, cls);
     }
-    span_init(s, cls, base, true);
+    span_init(s, arena, cls, base, true);
     return s;
 }
 
-static struct hwt_span *span_for_take_locked(struct central *c, unsigned cls)
+static struct hwt_span *span_for_take_locked(struct central *c, unsigned arena, unsigned cls)
 {
     if (c->partial != NULL)
         return c->partial;
@@ -251,7 +253,7 @@ static struct hwt_span *span_for_take_locked(struct central *c, unsigned cls)
         hwt_tag_range(s->base, s->span_size, HWT_TAG_FREE, false);
         __atomic_add_fetch(&heap_mapped_bytes, s->span_size, __ATOMIC_RELAXED);
     } else {
-        s = span_new(c, cls);
+        s = span_new(c, arena, cls);
         if (s == NULL)
             return NULL;
     }
@@ -259,13 +261,13 @@ static struct hwt_span *span_for_take_locked(struct central *c, unsigned cls)
     return s;
 }
 
-unsigned hwt_slab_take(unsigned cls, struct hwt_slab_ref *out, unsigned n)
+unsigned hwt_slab_take(unsigned arena, unsigned cls, struct hwt_slab_ref *out, unsigned n)
 {
-    struct central *c = &centrals[cls];
+    struct central *c = &centrals[arena % HWT_ARENAS][cls];
     unsigned got = 0;
     hwt_lock(&c->lock);
     while (got < n) {
-        struct hwt_span *s = span_for_take_locked(c, cls);
+        struct hwt_span *s = span_for_take_locked(c, arena % HWT_ARENAS, cls);
         if (s == NULL)
             break;
         size_t words = (s->nslots + BITS_PER_WORD - 1) / BITS_PER_WORD;
@@ -325,11 +327,18 @@ bool hwt_slab_span_consistent(const struct hwt_span *s)
 
 void hwt_slab_give(unsigned cls, const struct hwt_slab_ref *slots, unsigned n)
 {
-    struct central *c = &centrals[cls];
-    hwt_lock(&c->lock);
+    /* each slot to its span's arena: one lock at a time, kept while the arena stays */
+    struct central *c = NULL;
     for (unsigned i = 0; i < n; i++) {
         struct hwt_span *s = hwt_slab_span_of(slots[i].addr);
         HWT_CHECK(s != NULL && s->cls == cls);
+        struct central *sc = &centrals[s->arena][cls];
+        if (sc != c) {
+            if (c != NULL)
+                hwt_unlock(&c->lock);
+            c = sc;
+            hwt_lock(&c->lock);
+        }
         uint32_t idx = hwt_slab_index(s, slots[i].addr);
         uint64_t bit = UINT64_C(1) << (idx % BITS_PER_WORD);
         HWT_CHECK((s->free_bits[idx / BITS_PER_WORD] & bit) == 0);
@@ -341,7 +350,8 @@ void hwt_slab_give(unsigned cls, const struct hwt_slab_ref *slots, unsigned n)
         if (HWT_HEAP_WALKS)
             HWT_CHECK(hwt_slab_span_consistent(s));
     }
-    hwt_unlock(&c->lock);
+    if (c != NULL)
+        hwt_unlock(&c->lock);
 }
 
 /* In a fork child: gives back one slot found in a dead thread's cache bin, which the fork
@@ -360,7 +370,7 @@ bool hwt_slab_give_adopted(unsigned cls, uintptr_t addr)
         return false;
     if (hwt_slot_state(hwt_slot_load(&s->slots[idx])) == HWT_SLOT_LIVE)
         return false;
-    struct central *c = &centrals[cls];
+    struct central *c = &centrals[s->arena][cls];
     uint64_t bit = UINT64_C(1) << (idx % BITS_PER_WORD);
     hwt_lock(&c->lock);
     bool ok = s->list != LIST_RELEASED && s->list != LIST_EMPTY &&
@@ -383,22 +393,25 @@ size_t hwt_slab_usable(const struct hwt_span *s, uint32_t idx)
 
 void hwt_slab_lock_all(void)
 {
-    for (unsigned i = 0; i < HWT_NUM_CLASSES; i++)
-        hwt_lock(&centrals[i].lock);
+    for (unsigned a = 0; a < HWT_ARENAS; a++)
+        for (unsigned i = 0; i < HWT_NUM_CLASSES; i++)
+            hwt_lock(&centrals[a][i].lock);
     hwt_lock(&heap_lock);
 }
 
 void hwt_slab_unlock_all(void)
 {
     hwt_unlock(&heap_lock);
-    for (unsigned i = 0; i < HWT_NUM_CLASSES; i++)
-        hwt_unlock(&centrals[i].lock);
+    for (unsigned a = 0; a < HWT_ARENAS; a++)
+        for (unsigned i = 0; i < HWT_NUM_CLASSES; i++)
+            hwt_unlock(&centrals[a][i].lock);
 }
 
 void hwt_slab_reset_locks(void)
 {
-    for (unsigned i = 0; i < HWT_NUM_CLASSES; i++)
-        hwt_lock_reset(&centrals[i].lock);
+    for (unsigned a = 0; a < HWT_ARENAS; a++)
+        for (unsigned i = 0; i < HWT_NUM_CLASSES; i++)
+            hwt_lock_reset(&centrals[a][i].lock);
     hwt_lock_reset(&heap_lock);
 }
 
@@ -442,8 +455,8 @@ void hwt_slab_class_usage(struct hwt_class_usage *out)
 size_t hwt_slab_trim(void)
 {
     size_t given = 0;
-    for (unsigned cls = 0; cls < HWT_NUM_CLASSES; cls++) {
-        struct central *c = &centrals[cls];
+    for (unsigned k = 0; k < HWT_ARENAS * HWT_NUM_CLASSES; k++) {
+        struct central *c = &centrals[k / HWT_NUM_CLASSES][k % HWT_NUM_CLASSES];
         hwt_lock(&c->lock);
         struct hwt_span *s = c->empty;
         if (s != NULL) {

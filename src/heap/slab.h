@@ -105,6 +105,7 @@ struct hwt_span {
     uint32_t nslots;
     uint32_t slot_recip; /* 2^32 / slot_size rounded up, for division-free slot indexes */
     uint16_t cls;
+    uint8_t arena;          /* whose central lists it is on (HWT_ARENAS) */
     uint64_t *free_bits;    /* 1 = available in the span; central lock */
     struct hwt_slot *slots; /* nslots words, an HWT_SLOT_EDGE word before and after */
     /* slots available in the span (free_bits set); central lock */
@@ -177,9 +178,16 @@ static inline uint32_t hwt_slab_index(const struct hwt_span *s, uintptr_t addr)
     return (uint32_t)(((addr - s->base) * (uint64_t)s->slot_recip) >> 32);
 }
 
-/* Takes up to n available slots of class cls into out (untagged addresses; memory tag
- * HWT_TAG_FREE). Returns how many; 0 when out of memory. */
-unsigned hwt_slab_take(unsigned cls, struct hwt_slab_ref *out, unsigned n);
+/* Central lists come in HWT_ARENAS sets, each with spans of its own, and a thread cache
+ * takes from one (glibc's arenas): two threads churning objects of one class then take
+ * their slots from different spans, so their slot words and objects share no cache line,
+ * and their refills share no lock. A slot goes back to its own span's arena whoever frees
+ * it. */
+#define HWT_ARENAS 4u
+
+/* Takes up to n available slots of class cls from arena's spans into out (untagged
+ * addresses; memory tag HWT_TAG_FREE). Returns how many; 0 when out of memory. */
+unsigned hwt_slab_take(unsigned arena, unsigned cls, struct hwt_slab_ref *out, unsigned n);
 /* Gives slots (already retagged free) back to their spans. */
 void hwt_slab_give(unsigned cls, const struct hwt_slab_ref *slots, unsigned n);
 /* Fork child only: gives back a slot from a dead thread's bin after checking that it is

@@ -19,6 +19,7 @@ __thread struct hwt_thread_state hwt_self __attribute__((tls_model("initial-exec
 
 static struct hwt_lock list_lock = HWT_LOCK_INIT;
 static struct hwt_tcache *all_caches; /* list_lock */
+static uint32_t caches_made;          /* list_lock */
 
 static uint32_t bin_max(unsigned cls)
 {
@@ -82,6 +83,8 @@ static struct hwt_tcache *cache_new(void)
     }
     tc->in_use = 1;
     hwt_lock(&list_lock);
+    /* caches take the arenas in turn; a cache keeps its arena when a new thread reuses it */
+    tc->arena = caches_made++ % HWT_ARENAS;
     tc->all_next = all_caches;
     all_caches = tc;
     hwt_unlock(&list_lock);
@@ -114,20 +117,20 @@ struct hwt_tcache *hwt_tcache_create(void)
     return tc;
 }
 
-bool hwt_tcache_refill(struct hwt_tcache_bin *bin, unsigned cls)
+bool hwt_tcache_refill(struct hwt_tcache *tc, struct hwt_tcache_bin *bin, unsigned cls)
 {
     unsigned want = bin->max / 2 ? bin->max / 2 : 1;
-    unsigned got = hwt_transfer_take(cls, bin->slots, want);
-    bin->count = got > 0 ? got : hwt_slab_take(cls, bin->slots, want);
+    unsigned got = hwt_transfer_take(tc->arena, cls, bin->slots, want);
+    bin->count = got > 0 ? got : hwt_slab_take(tc->arena, cls, bin->slots, want);
     return bin->count > 0;
 }
 
-void hwt_tcache_drain(struct hwt_tcache_bin *bin, unsigned cls)
+void hwt_tcache_drain(struct hwt_tcache *tc, struct hwt_tcache_bin *bin, unsigned cls)
 {
     unsigned n = bin->count / 2 ? bin->count / 2 : bin->count;
     /* Give back the oldest half: the most recently freed stay hot in the cache. A whole
      * batch goes to the transfer cache while it has room, for the next refill anywhere. */
-    if (!hwt_transfer_put(cls, bin->slots, n))
+    if (!hwt_transfer_put(tc->arena, cls, bin->slots, n))
         hwt_slab_give(cls, bin->slots, n);
     for (unsigned i = n; i < bin->count; i++)
         bin->slots[i - n] = bin->slots[i];

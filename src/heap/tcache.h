@@ -37,6 +37,7 @@ struct hwt_tcache {
     int in_use;                        /* owned by a live thread; tcache list lock */
     struct hwt_history_cursor history; /* this thread's entries of the history ring */
     uint32_t tid;
+    uint32_t arena; /* the central lists and transfer caches it uses (slab.h) */
     /* The thread's stack mapping, where its frame records are: [stack_lo, stack_last + 16),
      * stack_room = stack_last - stack_lo (kept so the fast path's check is one compare);
      * an empty range (all 0) when unknown. */
@@ -78,9 +79,9 @@ struct hwt_tcache *hwt_tcache_create(void);
  * a later thread; the thread's cache pointer becomes HWT_TCACHE_DEAD. */
 void hwt_tcache_exit(struct hwt_tcache *tc);
 /* Refills an empty bin from the central lists; false when out of memory. */
-bool hwt_tcache_refill(struct hwt_tcache_bin *bin, unsigned cls);
+bool hwt_tcache_refill(struct hwt_tcache *tc, struct hwt_tcache_bin *bin, unsigned cls);
 /* Returns half of a full bin to the central lists. */
-void hwt_tcache_drain(struct hwt_tcache_bin *bin, unsigned cls);
+void hwt_tcache_drain(struct hwt_tcache *tc, struct hwt_tcache_bin *bin, unsigned cls);
 
 void hwt_tcache_lock(void);
 void hwt_tcache_unlock(void);

@@ -7,10 +7,10 @@
 
 #include "lock.h"
 
-/* Batches kept per class, and the classes that have them: every kept slot is memory no
- * one uses, so only the small classes, whose bins drain and refill most often, keep any;
- * at most 4 batches of 16 slots up to 256 B and of 8 slots up to 1 KiB: 436 KiB of
- * objects in the whole process at worst. */
+/* Batches kept per class and arena, and the classes that have them: every kept slot is
+ * memory no one uses, so only the small classes, whose bins drain and refill most often,
+ * keep any; at most 4 batches of 16 slots up to 256 B and of 8 slots up to 1 KiB: 436 KiB
+ * of objects an arena at worst. */
 #define BATCHES 4u
 #define MAX_SLOT 1024u
 
@@ -25,13 +25,15 @@ struct transfer {
     struct batch batches[BATCHES];
 } __attribute__((aligned(64)));
 
-static struct transfer transfers[HWT_NUM_CLASSES];
+static struct transfer transfers[HWT_ARENAS][HWT_NUM_CLASSES];
+#define ALL_TRANSFERS (HWT_ARENAS * HWT_NUM_CLASSES)
+#define TRANSFER(k) (&transfers[(k) / HWT_NUM_CLASSES][(k) % HWT_NUM_CLASSES])
 
-bool hwt_transfer_put(unsigned cls, const struct hwt_slab_ref *slots, unsigned n)
+bool hwt_transfer_put(unsigned arena, unsigned cls, const struct hwt_slab_ref *slots, unsigned n)
 {
     if (n == 0 || n > HWT_TRANSFER_BATCH_MAX || hwt_size_class_bytes[cls] > MAX_SLOT)
         return false;
-    struct transfer *t = &transfers[cls];
+    struct transfer *t = &transfers[arena % HWT_ARENAS][cls];
     bool kept = false;
     hwt_lock(&t->lock);
     if (t->count < BATCHES) {
@@ -44,9 +46,9 @@ bool hwt_transfer_put(unsigned cls, const struct hwt_slab_ref *slots, unsigned n
     return kept;
 }
 
-unsigned hwt_transfer_take(unsigned cls, struct hwt_slab_ref *out, unsigned n)
+unsigned hwt_transfer_take(unsigned arena, unsigned cls, struct hwt_slab_ref *out, unsigned n)
 {
-    struct transfer *t = &transfers[cls];
+    struct transfer *t = &transfers[arena % HWT_ARENAS][cls];
     /* a racy peek: an empty cache costs no lock */
     if (__atomic_load_n(&t->count, __ATOMIC_RELAXED) == 0)
         return 0;
@@ -64,20 +66,22 @@ unsigned hwt_transfer_take(unsigned cls, struct hwt_slab_ref *out, unsigned n)
 void hwt_transfer_flush(void)
 {
     struct hwt_slab_ref slots[HWT_TRANSFER_BATCH_MAX];
-    for (unsigned cls = 0; cls < HWT_NUM_CLASSES; cls++) {
-        unsigned n;
-        while ((n = hwt_transfer_take(cls, slots, HWT_TRANSFER_BATCH_MAX)) > 0)
+    for (unsigned k = 0; k < ALL_TRANSFERS; k++) {
+        unsigned n, arena = k / HWT_NUM_CLASSES, cls = k % HWT_NUM_CLASSES;
+        while ((n = hwt_transfer_take(arena, cls, slots, HWT_TRANSFER_BATCH_MAX)) > 0)
             hwt_slab_give(cls, slots, n);
     }
 }
 
 bool hwt_transfer_holds(unsigned cls, uintptr_t addr)
 {
-    const struct transfer *t = &transfers[cls];
-    for (uint32_t i = 0; i < t->count && i < BATCHES; i++) {
-        for (uint32_t k = 0; k < t->batches[i].n && k < HWT_TRANSFER_BATCH_MAX; k++) {
-            if (t->batches[i].slots[k].addr == addr)
-                return true;
+    for (unsigned a = 0; a < HWT_ARENAS; a++) {
+        const struct transfer *t = &transfers[a][cls];
+        for (uint32_t i = 0; i < t->count && i < BATCHES; i++) {
+            for (uint32_t k = 0; k < t->batches[i].n && k < HWT_TRANSFER_BATCH_MAX; k++) {
+                if (t->batches[i].slots[k].addr == addr)
+                    return true;
+            }
         }
     }
     return false;
@@ -85,18 +89,18 @@ bool hwt_transfer_holds(unsigned cls, uintptr_t addr)
 
 void hwt_transfer_lock_all(void)
 {
-    for (unsigned cls = 0; cls < HWT_NUM_CLASSES; cls++)
-        hwt_lock(&transfers[cls].lock);
+    for (unsigned k = 0; k < ALL_TRANSFERS; k++)
+        hwt_lock(&TRANSFER(k)->lock);
 }
 
 void hwt_transfer_unlock_all(void)
 {
-    for (unsigned cls = 0; cls < HWT_NUM_CLASSES; cls++)
-        hwt_unlock(&transfers[cls].lock);
+    for (unsigned k = 0; k < ALL_TRANSFERS; k++)
+        hwt_unlock(&TRANSFER(k)->lock);
 }
 
 void hwt_transfer_reset_locks(void)
 {
-    for (unsigned cls = 0; cls < HWT_NUM_CLASSES; cls++)
-        hwt_lock_reset(&transfers[cls].lock);
+    for (unsigned k = 0; k < ALL_TRANSFERS; k++)
+        hwt_lock_reset(&TRANSFER(k)->lock);
 }

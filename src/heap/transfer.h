@@ -11,12 +11,15 @@
 
 #define HWT_TRANSFER_BATCH_MAX 16u /* slots in one batch, at most */
 
-/* Keeps the n free slots (n <= HWT_TRANSFER_BATCH_MAX) as one batch of class cls; false,
- * with nothing kept, when the class keeps no more. */
-bool hwt_transfer_put(unsigned cls, const struct hwt_slab_ref *slots, unsigned n);
-/* Takes the newest batch of cls into out if it has at most n slots; returns its size, 0
- * when there is none. */
-unsigned hwt_transfer_take(unsigned cls, struct hwt_slab_ref *out, unsigned n);
+/* Each arena (slab.h) has its own, so the batches of threads of different arenas do not
+ * mix their slots. */
+
+/* Keeps the n free slots (n <= HWT_TRANSFER_BATCH_MAX) as one batch of class cls in arena;
+ * false, with nothing kept, when it keeps no more. */
+bool hwt_transfer_put(unsigned arena, unsigned cls, const struct hwt_slab_ref *slots, unsigned n);
+/* Takes the newest batch of cls in arena into out if it has at most n slots; returns its
+ * size, 0 when there is none. */
+unsigned hwt_transfer_take(unsigned arena, unsigned cls, struct hwt_slab_ref *out, unsigned n);
 /* Gives every kept slot back to its span (hwt_slab_give); for trimming. */
 void hwt_transfer_flush(void);
 /* Fork child: whether a kept batch holds the slot at addr. */

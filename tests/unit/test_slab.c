@@ -24,7 +24,7 @@ static unsigned take_addrs(unsigned cls, uintptr_t *out, unsigned n)
 {
     struct hwt_slab_ref refs[1024];
     assert_true(n <= 1024);
-    unsigned got = hwt_slab_take(cls, refs, n);
+    unsigned got = hwt_slab_take(0, cls, refs, n);
     for (unsigned i = 0; i < got; i++) {
         struct hwt_span *s = hwt_slab_span_of(refs[i].addr);
         assert_ptr_equal(refs[i].slot, &s->slots[hwt_slab_index(s, refs[i].addr)]);
