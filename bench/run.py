@@ -863,7 +863,8 @@ def write_outputs(args, mode, rounds, elapsed, configs, verify, notes, res, plan
         L.append("| %s | %s | %s | %s |" % t)
     L.append("")
 
-    summary = {"mode": mode, "rounds": rounds, "native": NATIVE, "lib": lib, "scudo": scudo,
+    lib_shown = os.path.relpath(lib, REPO) if lib.startswith(REPO + os.sep) else lib
+    summary = {"mode": mode, "rounds": rounds, "native": NATIVE, "lib": lib_shown, "scudo": scudo,
                "notes": notes, "verify": verify, "workloads": {}, "targets": targets,
                "raw": os.path.relpath(raw_path, out)}
     meta = {w[0]: w for w in WORKLOADS}
