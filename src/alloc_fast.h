@@ -220,16 +220,14 @@ static inline __attribute__((always_inline)) bool hwt_alloc_fast_free(void *ptr,
     return false;
 }
 
-/* As hwt_alloc_fast_malloc_other, for free. */
+/* As hwt_alloc_fast_malloc_other, for free (whose inlined copies are those of malloc). */
 static inline bool hwt_alloc_fast_free_other(void *ptr, uintptr_t fp)
 {
     struct hwt_thread_state *self = &hwt_self;
     struct hwt_tcache *tc = self->tc;
     if ((uintptr_t)tc <= (uintptr_t)HWT_TCACHE_DEAD)
         return false;
-    uint64_t gate = self->gate;
-    if (gate == 0 || gate == HWT_ALLOC_GATE(HWT_ALLOC_FLAGS_DEFAULT) ||
-        gate == HWT_ALLOC_GATE(HWT_ALLOC_FLAGS_NO_STACK) || self->busy)
+    if (hwt_alloc_fast_malloc_inline(self->gate, false) || self->busy)
         return false;
     return hwt_alloc_fast_free_flags(self, tc, ptr, fp);
 }

@@ -358,14 +358,14 @@ EXPORT void hwtag_set_report_callback(hwtag_report_callback cb, void *arg)
     hwt_callback_set(cb, arg);
 }
 
-/* The caller's stack for a pool record, from the program's call on: inlined into the
- * hwtag_pool_* entry, so the walk starts above it. */
-static inline __attribute__((always_inline)) uint32_t pool_stack(void)
+/* The caller's stack for a pool record, from the hwtag_pool_* entry's frame record fp on,
+ * as the malloc family's. */
+static uint32_t pool_stack(uintptr_t fp)
 {
     uintptr_t pcs[POOL_STACK_FRAMES];
     if (hwt_opts.stacktrace != HWT_ON)
         return 0;
-    unsigned n = hwt_unwind_fast(pcs, POOL_STACK_FRAMES, 0, NULL);
+    unsigned n = hwt_unwind_from(fp, pcs, POOL_STACK_FRAMES, NULL);
     return hwt_stackdepot_put((uint32_t)hwt_os_gettid(), pcs, n);
 }
 
@@ -373,7 +373,7 @@ EXPORT void *hwtag_pool_alloc(void *block, size_t offset, size_t size)
 {
     hwt_init_ensure();
     mte_tco_set();
-    void *p = hwt_pool_alloc(block, offset, size, pool_stack());
+    void *p = hwt_pool_alloc(block, offset, size, pool_stack(ENTRY_FP()));
     mte_tco_clear();
     if (p == NULL)
         errno = EINVAL;
@@ -384,7 +384,7 @@ EXPORT void hwtag_pool_free(void *ptr, size_t size)
 {
     hwt_init_ensure();
     mte_tco_set();
-    enum hwt_pool_verdict v = hwt_pool_free(ptr, size, pool_stack());
+    enum hwt_pool_verdict v = hwt_pool_free(ptr, size, pool_stack(ENTRY_FP()));
     if (v == HWT_POOL_DOUBLE || v == HWT_POOL_INVALID)
         hwt_fault_bad_free(v == HWT_POOL_DOUBLE ? HWTAG_BUG_DOUBLE_FREE : HWTAG_BUG_INVALID_FREE,
                            ptr);

@@ -189,13 +189,12 @@ static unsigned walk_from(uintptr_t fp, uintptr_t *pcs, unsigned max, unsigned s
     return n;
 }
 
-__attribute__((noinline)) unsigned hwt_unwind_fast(uintptr_t *pcs, unsigned max, unsigned skip,
-                                                   uint64_t *key)
+__attribute__((noinline)) unsigned hwt_unwind_fast(uintptr_t *pcs, unsigned max, unsigned skip)
 {
     /* Our own record: [0] is the caller's frame, [1] returns into the caller; the caller's
      * record then holds the first return address wanted (into the caller's caller). */
     uintptr_t fp = (uintptr_t)__builtin_frame_address(0);
-    return walk_from(((const uintptr_t *)fp)[0], pcs, max, skip, key);
+    return walk_from(((const uintptr_t *)fp)[0], pcs, max, skip, NULL);
 }
 
 unsigned hwt_unwind_from(uintptr_t fp, uintptr_t *pcs, unsigned max, uint64_t *key)
@@ -270,7 +269,7 @@ void hwt_unwind_init(void)
     uintptr_t pcs[HWT_WARMUP_FRAMES];
 
     /* Reads this thread's stack bounds now rather than on the first malloc. */
-    hwt_unwind_fast(pcs, HWT_WARMUP_FRAMES, 0, NULL);
+    hwt_unwind_fast(pcs, HWT_WARMUP_FRAMES, 0);
 #if HWTAG_HAVE_LIBUNWIND
     {
         /* libunwind sets itself up (locks, memory pools, its view of the loaded objects) on

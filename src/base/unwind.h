@@ -14,11 +14,12 @@ void hwt_unwind_init(void);
 
 /* Return addresses of the caller's callers, starting skip frames above the caller,
  * by walking frame records (x29 chain); bounded and validated so a frame without a
- * record never makes it fault. Returns the number stored. key: NULL, or where to put
- * the stack-cache key of what was stored (as hwt_unwind_walk_key computes it). */
-unsigned hwt_unwind_fast(uintptr_t *pcs, unsigned max, unsigned skip, uint64_t *key);
+ * record never makes it fault. Returns the number stored. */
+unsigned hwt_unwind_fast(uintptr_t *pcs, unsigned max, unsigned skip);
 /* The same from the frame record fp of a function still running on this thread's stack
- * (an entry point's, __builtin_frame_address(0) there): pcs[0] is its return address. */
+ * (an entry point's, __builtin_frame_address(0) there): pcs[0] is its return address.
+ * key: NULL, or where to put the stack-cache key of what was stored (as
+ * hwt_unwind_walk_key computes it). */
 unsigned hwt_unwind_from(uintptr_t fp, uintptr_t *pcs, unsigned max, uint64_t *key);
 
 /* Bounds [*lo, *hi) of the readable stack mapping holding addr (an address in a live

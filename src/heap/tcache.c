@@ -129,7 +129,7 @@ void hwt_tcache_drain(struct hwt_tcache *tc, struct hwt_tcache_bin *bin, unsigne
 {
     unsigned n = bin->count / 2 ? bin->count / 2 : bin->count;
     /* Give back the oldest half: the most recently freed stay hot in the cache. A whole
-     * batch goes to the transfer cache while it has room, for the next refill anywhere. */
+     * batch goes to the arena's transfer cache while it has room, for its next refill. */
     if (!hwt_transfer_put(tc->arena, cls, bin->slots, n))
         hwt_slab_give(cls, bin->slots, n);
     for (unsigned i = n; i < bin->count; i++)

@@ -186,7 +186,7 @@ static struct hwt_report *begin_call_report(enum hwtag_bug_type bug, const void 
     r->tid = hwt_os_gettid();
     r->comm = hwt_sink_comm();
     r->pointer_tag = mte_ptr_tag(ptr);
-    unsigned n = hwt_unwind_fast(pcs, HWT_STACK_MAX_FRAMES, 0, NULL);
+    unsigned n = hwt_unwind_fast(pcs, HWT_STACK_MAX_FRAMES, 0);
     unsigned skip = skip_allocator_frames(pcs, n);
     for (unsigned i = skip; i < n; i++)
         r->stack[r->stack_len++] = pcs[i];

@@ -40,7 +40,7 @@ __attribute__((noipa)) static void keep_frame(void)
 
 __attribute__((noipa)) static void chain_c(void)
 {
-    fast_n = hwt_unwind_fast(fast_pcs, fast_max, fast_skip, NULL);
+    fast_n = hwt_unwind_fast(fast_pcs, fast_max, fast_skip);
     keep_frame();
     sink++; /* no tail call: this frame must stay on the stack */
 }
@@ -185,7 +185,7 @@ __attribute__((noipa)) static void key_leaf(struct keys *k)
     uintptr_t lo, hi, pcs[KEY_FRAMES];
     assert_true(hwt_unwind_stack_bounds(fp, &lo, &hi));
     k->walk_n = hwt_unwind_walk_key(fp, hi, KEY_FRAMES, hwt_unwind_key_constants, &k->walk);
-    k->fast_n = hwt_unwind_fast(pcs, KEY_FRAMES, 0, &k->fast);
+    k->fast_n = hwt_unwind_from(fp, pcs, KEY_FRAMES, &k->fast);
     keep_frame();
     sink++; /* no tail call */
 }
@@ -237,7 +237,7 @@ static void on_segv(int sig, siginfo_t *info, void *ucontext)
     (void)info;
     sig_n = hwt_unwind_signal(ucontext, sig_pcs, MAX_FRAMES);
     /* as a malloc inside a handler would: on the alternate stack, a second cached range */
-    sig_fast_n = hwt_unwind_fast(sig_fast_pcs, MAX_FRAMES, 0, NULL);
+    sig_fast_n = hwt_unwind_fast(sig_fast_pcs, MAX_FRAMES, 0);
     mprotect((void *)guard, guard_size, PROT_READ);
 }
 
