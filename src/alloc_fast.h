@@ -66,7 +66,8 @@ hwt_alloc_fast_unbusy(struct hwt_thread_state *self, unsigned flags)
  * changed, and the general path does it. They run without Tag Check Override: their only
  * accesses to object memory, the tail pattern's, carry the object's own tag. */
 
-/* The malloc fast path for flags (HWT_TCACHE_*): inlined with flags 0 (the allocator alone:
+/* The malloc fast path for flags (HWT_TCACHE_*); a tagged event goes to the history ring
+ * only with stacks, as in alloc.c's record(). Inlined with flags 0 (the allocator alone:
  * no tags, stacks or tails) into the entry points and with each cache's flags as constants
  * into alloc.c. fp: the entry point's frame record, where stack walks start. */
 static inline __attribute__((always_inline)) void *
@@ -80,16 +81,17 @@ hwt_alloc_fast_malloc_with(struct hwt_thread_state *self, struct hwt_tcache *tc,
     struct hwt_tcache_bin *bin = &tc->bins[cls];
     uint32_t n = bin->count;
     bool tagged = HWTAG_MTE && (flags & HWT_TCACHE_MTE);
+    bool history = tagged && (flags & HWT_TCACHE_STACK);
     uint32_t stack = 0;
     void *p = NULL;
-    if (unlikely(n == 0) || (tagged && unlikely(tc->history.next == tc->history.end)) ||
+    if (unlikely(n == 0) || (history && unlikely(tc->history.next == tc->history.end)) ||
         ((flags & HWT_TCACHE_STACK) && !hwt_alloc_fast_stack(tc, fp, &stack)))
         goto out;
     struct hwt_slab_ref ref = bin->slots[n - 1];
     bin->count = n - 1;
     p = hwt_slot_prepare_ref(ref, size, zero, stack, tagged, flags & HWT_TCACHE_TAIL);
     HWT_COUNT_IN(&tc->counters, small_allocs, 1);
-    if (tagged)
+    if (history)
         hwt_history_put_claimed(&tc->history, p, size, stack, false);
 out:
     __atomic_signal_fence(__ATOMIC_SEQ_CST);
@@ -115,12 +117,13 @@ hwt_alloc_fast_free_with(struct hwt_thread_state *self, struct hwt_tcache *tc, v
     self->busy = 1;
     __atomic_signal_fence(__ATOMIC_SEQ_CST);
     bool tagged = HWTAG_MTE && (flags & HWT_TCACHE_MTE);
+    bool history = tagged && (flags & HWT_TCACHE_STACK);
     uint64_t w = __atomic_load_n(&slot->word, __ATOMIC_RELAXED);
     size_t requested = hwt_slot_requested(w);
     uint32_t stack = 0;
     bool ok = bin->count != bin->max && hwt_slot_state(w) == HWT_SLOT_LIVE &&
-              (!tagged || (mte_ptr_tag(ptr) == hwt_slot_tag(w) &&
-                           likely(tc->history.next != tc->history.end))) &&
+              (!tagged || mte_ptr_tag(ptr) == hwt_slot_tag(w)) &&
+              (!history || likely(tc->history.next != tc->history.end)) &&
               (!(flags & HWT_TCACHE_TAIL) || hwt_tail_ok(ptr, requested)) &&
               (!(flags & HWT_TCACHE_STACK) || hwt_alloc_fast_stack(tc, fp, &stack));
     if (ok) {
@@ -136,7 +139,8 @@ hwt_alloc_fast_free_with(struct hwt_thread_state *self, struct hwt_tcache *tc, v
             if (usable != 0)
                 /* the slot's bytes past usable have HWT_TAG_FREE already (slot.h) */
                 mte_store_tags_upto_on(mte_with_tag(addr, HWT_TAG_FREE), usable, s->slot_size);
-            hwt_history_put_claimed(&tc->history, ptr, requested, stack, true);
+            if (history)
+                hwt_history_put_claimed(&tc->history, ptr, requested, stack, true);
         }
         bin->slots[bin->count++] = (struct hwt_slab_ref){addr, slot};
     }

@@ -161,6 +161,12 @@ static void object_section(struct hwt_buf *b, const struct hwt_report *r)
             hwt_fmt_printf(b, " the pointer carries no tag (built from an untagged address?)\n");
         else if (r->pointer_tag == HWT_TAG_FREE)
             hwt_fmt_printf(b, " no allocation returns that tag: the pointer is corrupt\n");
+        else if (r->history_off)
+            hwt_fmt_printf(b,
+                           " a stale pointer to an earlier object in this %s, freed and "
+                           "reallocated since\n (HWTAG_STACKTRACE=off keeps no history of "
+                           "allocations), or a corrupt one\n",
+                           o->large ? "mapping" : "slot");
         else
             hwt_fmt_printf(b,
                            " a stale pointer to an earlier object in this %s, freed and "

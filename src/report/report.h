@@ -46,6 +46,7 @@ struct hwt_report {
     /* the pointer's tag is neither the object's nor a neighbour's (invalid-access): the
      * report says the pointer may be stale or corrupt and the stacks are the object's now */
     bool foreign_tag;
+    bool history_off; /* HWTAG_STACKTRACE=off: no history ring to name a stale pointer's object */
     /* a write into the tail past the requested size (heap/tail.h), found by free or
      * realloc of tail_ptr: offsets [tail_first, tail_last] of the object changed */
     bool tail_overwritten, tail_at_realloc;

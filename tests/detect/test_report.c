@@ -535,6 +535,32 @@ static void test_stale_pointer_forgotten_by_history(void **state)
     expect_no_text(&result, "Freed by task"); /* the slot's object is live */
 }
 
+static void stale_after_reuse_without_stacktrace(void *arg)
+{
+    hwt_opts.stacktrace = HWT_OFF;
+    hwt_self.flags &= ~(uint32_t)HWT_TCACHE_STACK; /* the cache took the options at its start */
+    stale_after_reuse(arg);
+}
+
+/* Stacks off keeps no history ring (kasan.stacktrace=off): the old object cannot be named
+ * even just after its free, and the report says why. */
+static void test_stacktrace_off_keeps_no_history(void **state)
+{
+    (void)state;
+    char want[160];
+    run_report(stale_after_reuse_without_stacktrace, NULL, &result);
+    unsigned old_tag = ptr_tag((const void *)hex_after(result.output, "old=0x"));
+    unsigned new_tag = ptr_tag((const void *)hex_after(result.output, "new=0x"));
+    expect_text(&result, "BUG: KASAN: invalid-access in stale_after_reuse+0x");
+    snprintf(want, sizeof(want),
+             "The pointer tag [%02x] is neither this object's [%02x] nor a neighbour's:\n"
+             " a stale pointer to an earlier object in this slot, freed and reallocated since\n"
+             " (HWTAG_STACKTRACE=off keeps no history of allocations), or a corrupt one\n",
+             old_tag, new_tag);
+    expect_text(&result, want);
+    expect_no_text(&result, "Freed by task"); /* the old object and its free are not named */
+}
+
 static void test_sampled_out_object_is_named(void **state)
 {
     (void)state;
@@ -589,6 +615,7 @@ int main(void)
         cmocka_unit_test(test_stacks_name_their_functions),
         cmocka_unit_test(test_entry_stacks_start_at_the_call),
         cmocka_unit_test(test_stacktrace_off_says_stacks_are_not_available),
+        cmocka_unit_test(test_stacktrace_off_keeps_no_history),
         cmocka_unit_test(test_stale_pointer_into_reused_slot),
         cmocka_unit_test(test_stale_pointer_forgotten_by_history),
         cmocka_unit_test(test_sampled_out_object_is_named),
