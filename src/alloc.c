@@ -38,16 +38,16 @@ static uint32_t stack_id(struct hwt_tcache *tc, const uintptr_t *pcs, unsigned n
     return id;
 }
 
-/* Stack of the current malloc/free from fp, the entry point's frame record (alloc.h),
+/* Stack of the current malloc/free from c, the entry point's caller (alloc.h),
  * deduplicated; 0 when stacks are off. */
 static inline __attribute__((always_inline)) uint32_t capture_stack(struct hwt_tcache *tc,
-                                                                    uintptr_t fp)
+                                                                    struct hwt_caller c)
 {
     if (hwt_opts.stacktrace != HWT_ON)
         return 0;
     uintptr_t pcs[HWT_ALLOC_STACK_FRAMES];
     uint64_t key;
-    unsigned n = hwt_unwind_from(fp, pcs, HWT_ALLOC_STACK_FRAMES, &key);
+    unsigned n = hwt_unwind_caller(c, pcs, HWT_ALLOC_STACK_FRAMES, &key);
     return stack_id(tc, pcs, n, key);
 }
 
@@ -63,18 +63,18 @@ static inline void resume_checks(struct hwt_thread_state *self)
 }
 __attribute__((noinline)) void *hwt_alloc_fast_malloc_flags(struct hwt_thread_state *self,
                                                             struct hwt_tcache *tc, size_t size,
-                                                            bool zero, uintptr_t fp)
+                                                            bool zero, struct hwt_caller c)
 {
     resume_checks(self);
-    return hwt_alloc_fast_malloc_with(self, tc, size, zero, self->flags, fp);
+    return hwt_alloc_fast_malloc_with(self, tc, size, zero, self->flags, c);
 }
 
 __attribute__((noinline)) bool hwt_alloc_fast_free_flags(struct hwt_thread_state *self,
                                                          struct hwt_tcache *tc, void *ptr,
-                                                         uintptr_t fp)
+                                                         struct hwt_caller c)
 {
     resume_checks(self);
-    return hwt_alloc_fast_free_with(self, tc, ptr, self->flags, fp);
+    return hwt_alloc_fast_free_with(self, tc, ptr, self->flags, c);
 }
 
 int hwt_alloc_busy(void)
@@ -160,13 +160,13 @@ static void *alloc_stacked(size_t size, size_t align, bool zero, struct hwt_tcac
 /* Every entry runs with Tag Check Override set: the allocator's own loads and stores touch
  * untagged metadata or memory it is retagging, so checking them buys nothing, and under
  * QEMU each checked access costs a page-table walk (see README, Performance). */
-void *hwt_alloc(size_t size, size_t align, bool zero, uintptr_t fp)
+void *hwt_alloc(size_t size, size_t align, bool zero, struct hwt_caller c)
 {
     hwt_init_ensure();
     enter();
     mte_tco_set();
     struct hwt_tcache *tc = tcache();
-    uint32_t stack = capture_stack(tc, fp);
+    uint32_t stack = capture_stack(tc, c);
     void *p = alloc_stacked(size, align, zero, tc, stack);
     if (hwt_mte_active && p != NULL)
         record(tc, p, size, stack, false);
@@ -232,7 +232,7 @@ static void free_checked(struct hwt_tcache *tc, const void *ptr, struct hwt_span
         hwt_large_free(l, stack);
 }
 
-void hwt_alloc_free(void *ptr, uintptr_t fp)
+void hwt_alloc_free(void *ptr, struct hwt_caller c)
 {
     struct hwt_span *s;
     struct hwt_large *l;
@@ -244,26 +244,26 @@ void hwt_alloc_free(void *ptr, uintptr_t fp)
     mte_tco_set();
     if (check_pointer(ptr, &s, &idx, &l)) {
         struct hwt_tcache *tc = tcache();
-        free_checked(tc, ptr, s, idx, l, capture_stack(tc, fp));
+        free_checked(tc, ptr, s, idx, l, capture_stack(tc, c));
     }
     mte_tco_clear();
     leave();
 }
 
-static void *realloc_checked(void *ptr, size_t size, bool *bad, uintptr_t fp);
+static void *realloc_checked(void *ptr, size_t size, bool *bad, struct hwt_caller c);
 
-void *hwt_alloc_realloc(void *ptr, size_t size, bool *bad, uintptr_t fp)
+void *hwt_alloc_realloc(void *ptr, size_t size, bool *bad, struct hwt_caller c)
 {
     hwt_init_ensure();
     enter();
     mte_tco_set();
-    void *p = realloc_checked(ptr, size, bad, fp);
+    void *p = realloc_checked(ptr, size, bad, c);
     mte_tco_clear();
     leave();
     return p;
 }
 
-static void *realloc_checked(void *ptr, size_t size, bool *bad, uintptr_t fp)
+static void *realloc_checked(void *ptr, size_t size, bool *bad, struct hwt_caller c)
 {
     struct hwt_span *s;
     struct hwt_large *l;
@@ -284,7 +284,7 @@ static void *realloc_checked(void *ptr, size_t size, bool *bad, uintptr_t fp)
         return ptr;
     }
     struct hwt_tcache *tc = tcache();
-    uint32_t stack = capture_stack(tc, fp);
+    uint32_t stack = capture_stack(tc, c);
     void *fresh = alloc_stacked(size, HWT_GRANULE, false, tc, stack);
     if (fresh == NULL)
         return NULL;

@@ -25,23 +25,14 @@
  * distinct stacks (python3 start-up: 17k at 16 frames, 15.5k at 12) and a shorter walk. */
 #define HWT_ALLOC_STACK_FRAMES 12u
 
-/* True when fp can be the first frame record of a walk on the thread's own stack. */
-static inline bool hwt_alloc_fast_on_stack(const struct hwt_tcache *tc, uintptr_t fp)
+/* Depot id of the stack from c: a walk of the thread's own stack that only hashes, then
+ * the thread's stack cache. False (a miss) when the general path must capture it. */
+static inline __attribute__((always_inline)) bool
+hwt_alloc_fast_stack(const struct hwt_tcache *tc, struct hwt_caller c, uint32_t *id)
 {
-    return fp - tc->stack_lo < tc->stack_room;
-}
-
-/* Depot id of the stack from the frame record fp: a walk of the thread's own stack that
- * only hashes, then the thread's stack cache. False (a miss, or fp on another stack) when
- * the general path must capture it. */
-static inline __attribute__((always_inline)) bool hwt_alloc_fast_stack(const struct hwt_tcache *tc,
-                                                                       uintptr_t fp, uint32_t *id)
-{
-    if (unlikely(!hwt_alloc_fast_on_stack(tc, fp)))
-        return false;
     uint64_t key;
-    hwt_unwind_walk_key(fp, tc->stack_last + 2 * sizeof(uintptr_t), HWT_ALLOC_STACK_FRAMES,
-                        tc->stack_key_constants, &key);
+    hwt_unwind_caller_key(c, tc->stack_lo, tc->stack_room, HWT_ALLOC_STACK_FRAMES,
+                          tc->stack_key_constants, &key);
     unsigned i = (unsigned)(key >> 58) & (HWT_TCACHE_STACKS - 1);
     *id = (uint32_t)tc->stacks[i].id;
     return likely(tc->stacks[i].key == key);
@@ -69,10 +60,10 @@ hwt_alloc_fast_unbusy(struct hwt_thread_state *self, unsigned flags)
 /* The malloc fast path for flags (HWT_TCACHE_*); a tagged event goes to the history ring
  * only with stacks, as in alloc.c's record(). Inlined with flags 0 (the allocator alone:
  * no tags, stacks or tails) into the entry points and with each cache's flags as constants
- * into alloc.c. fp: the entry point's frame record, where stack walks start. */
+ * into alloc.c. c: the entry point's caller, where stacks start. */
 static inline __attribute__((always_inline)) void *
 hwt_alloc_fast_malloc_with(struct hwt_thread_state *self, struct hwt_tcache *tc, size_t size,
-                           bool zero, unsigned flags, uintptr_t fp)
+                           bool zero, unsigned flags, struct hwt_caller c)
 {
     /* busy before the bin is read: a signal handler's malloc must not pop the same slot */
     self->busy = 1;
@@ -85,7 +76,7 @@ hwt_alloc_fast_malloc_with(struct hwt_thread_state *self, struct hwt_tcache *tc,
     uint32_t stack = 0;
     void *p = NULL;
     if (unlikely(n == 0) || (history && unlikely(tc->history.next == tc->history.end)) ||
-        ((flags & HWT_TCACHE_STACK) && !hwt_alloc_fast_stack(tc, fp, &stack)))
+        ((flags & HWT_TCACHE_STACK) && !hwt_alloc_fast_stack(tc, c, &stack)))
         goto out;
     struct hwt_slab_ref ref = bin->slots[n - 1];
     bin->count = n - 1;
@@ -103,7 +94,7 @@ out:
  * the general path must do it. */
 static inline __attribute__((always_inline)) bool
 hwt_alloc_fast_free_with(struct hwt_thread_state *self, struct hwt_tcache *tc, void *ptr,
-                         unsigned flags, uintptr_t fp)
+                         unsigned flags, struct hwt_caller c)
 {
     uintptr_t addr = mte_untag(ptr);
     struct hwt_span *s = hwt_slab_span_of(addr);
@@ -125,7 +116,7 @@ hwt_alloc_fast_free_with(struct hwt_thread_state *self, struct hwt_tcache *tc, v
               (!tagged || mte_ptr_tag(ptr) == hwt_slot_tag(w)) &&
               (!history || likely(tc->history.next != tc->history.end)) &&
               (!(flags & HWT_TCACHE_TAIL) || hwt_tail_ok(ptr, requested)) &&
-              (!(flags & HWT_TCACHE_STACK) || hwt_alloc_fast_stack(tc, fp, &stack));
+              (!(flags & HWT_TCACHE_STACK) || hwt_alloc_fast_stack(tc, c, &stack));
     if (ok) {
         /* a live word's free stack is 0 (slab.h): flip the state, add the stack */
         uint64_t freed = (w ^ (uint64_t)(HWT_SLOT_LIVE ^ HWT_SLOT_FREED) << HWT_SLOT_STATE_SHIFT) |
@@ -156,9 +147,9 @@ hwt_alloc_fast_free_with(struct hwt_thread_state *self, struct hwt_tcache *tc, v
 /* hwt_thread_state.gate of a thread not busy with these flags (busy is the high word) */
 #define HWT_ALLOC_GATE(flags) ((uint64_t)(flags))
 void *hwt_alloc_fast_malloc_flags(struct hwt_thread_state *self, struct hwt_tcache *tc, size_t size,
-                                  bool zero, uintptr_t fp);
+                                  bool zero, struct hwt_caller c);
 bool hwt_alloc_fast_free_flags(struct hwt_thread_state *self, struct hwt_tcache *tc, void *ptr,
-                               uintptr_t fp);
+                               struct hwt_caller c);
 
 /* The copies inlined into malloc's entry point: the allocator alone (gate 0), and malloc
  * (not calloc) with the default flags or without stacks. */
@@ -170,10 +161,10 @@ static inline bool hwt_alloc_fast_malloc_inline(uint64_t gate, bool zero)
 
 /* malloc/calloc of size bytes (16-byte alignment) from the cache through an inlined copy;
  * NULL when another copy (hwt_alloc_fast_malloc_other) or the general path must do it.
- * Inline in the entry point, which makes no call on this way: it saves no register. fp:
- * the entry point's frame record, where stack walks start. */
+ * Inline in the entry point, which makes no call on this way: it sets up no frame and
+ * saves no register. c: the entry point's caller, where stacks start. */
 static inline __attribute__((always_inline)) void *hwt_alloc_fast_malloc(size_t size, bool zero,
-                                                                         uintptr_t fp)
+                                                                         struct hwt_caller c)
 {
     struct hwt_thread_state *self = &hwt_self;
     struct hwt_tcache *tc = self->tc;
@@ -181,19 +172,19 @@ static inline __attribute__((always_inline)) void *hwt_alloc_fast_malloc(size_t 
         return NULL;
     uint64_t gate = self->gate;
     if (likely(gate == 0))
-        return hwt_alloc_fast_malloc_with(self, tc, size, zero, 0, 0);
+        return hwt_alloc_fast_malloc_with(self, tc, size, zero, 0, c);
     /* one compare each: the flags, and busy clear */
     if (!zero && gate == HWT_ALLOC_GATE(HWT_ALLOC_FLAGS_DEFAULT))
-        return hwt_alloc_fast_malloc_with(self, tc, size, false, HWT_ALLOC_FLAGS_DEFAULT, fp);
+        return hwt_alloc_fast_malloc_with(self, tc, size, false, HWT_ALLOC_FLAGS_DEFAULT, c);
     if (!zero && gate == HWT_ALLOC_GATE(HWT_ALLOC_FLAGS_NO_STACK))
-        return hwt_alloc_fast_malloc_with(self, tc, size, false, HWT_ALLOC_FLAGS_NO_STACK, fp);
+        return hwt_alloc_fast_malloc_with(self, tc, size, false, HWT_ALLOC_FLAGS_NO_STACK, c);
     return NULL;
 }
 
 /* The out-of-line copy for a cache whose flags have no inlined one (a report's resume,
  * calloc with tags); NULL when there is none or it cannot do it. For the entry point's way
  * out after hwt_alloc_fast_malloc. */
-static inline void *hwt_alloc_fast_malloc_other(size_t size, bool zero, uintptr_t fp)
+static inline void *hwt_alloc_fast_malloc_other(size_t size, bool zero, struct hwt_caller c)
 {
     struct hwt_thread_state *self = &hwt_self;
     struct hwt_tcache *tc = self->tc;
@@ -202,13 +193,14 @@ static inline void *hwt_alloc_fast_malloc_other(size_t size, bool zero, uintptr_
     uint64_t gate = self->gate;
     if (hwt_alloc_fast_malloc_inline(gate, zero) || self->busy)
         return NULL;
-    return hwt_alloc_fast_malloc_flags(self, tc, size, zero, fp);
+    return hwt_alloc_fast_malloc_flags(self, tc, size, zero, c);
 }
 
 /* free of a live small object into the cache through an inlined copy; false when another
  * copy (hwt_alloc_fast_free_other) or the general path must do it. As
  * hwt_alloc_fast_malloc. */
-static inline __attribute__((always_inline)) bool hwt_alloc_fast_free(void *ptr, uintptr_t fp)
+static inline __attribute__((always_inline)) bool hwt_alloc_fast_free(void *ptr,
+                                                                      struct hwt_caller c)
 {
     struct hwt_thread_state *self = &hwt_self;
     struct hwt_tcache *tc = self->tc;
@@ -216,16 +208,16 @@ static inline __attribute__((always_inline)) bool hwt_alloc_fast_free(void *ptr,
         return false;
     uint64_t gate = self->gate;
     if (likely(gate == 0))
-        return hwt_alloc_fast_free_with(self, tc, ptr, 0, 0);
+        return hwt_alloc_fast_free_with(self, tc, ptr, 0, c);
     if (gate == HWT_ALLOC_GATE(HWT_ALLOC_FLAGS_DEFAULT))
-        return hwt_alloc_fast_free_with(self, tc, ptr, HWT_ALLOC_FLAGS_DEFAULT, fp);
+        return hwt_alloc_fast_free_with(self, tc, ptr, HWT_ALLOC_FLAGS_DEFAULT, c);
     if (gate == HWT_ALLOC_GATE(HWT_ALLOC_FLAGS_NO_STACK))
-        return hwt_alloc_fast_free_with(self, tc, ptr, HWT_ALLOC_FLAGS_NO_STACK, fp);
+        return hwt_alloc_fast_free_with(self, tc, ptr, HWT_ALLOC_FLAGS_NO_STACK, c);
     return false;
 }
 
 /* As hwt_alloc_fast_malloc_other, for free (whose inlined copies are those of malloc). */
-static inline bool hwt_alloc_fast_free_other(void *ptr, uintptr_t fp)
+static inline bool hwt_alloc_fast_free_other(void *ptr, struct hwt_caller c)
 {
     struct hwt_thread_state *self = &hwt_self;
     struct hwt_tcache *tc = self->tc;
@@ -233,7 +225,7 @@ static inline bool hwt_alloc_fast_free_other(void *ptr, uintptr_t fp)
         return false;
     if (hwt_alloc_fast_malloc_inline(self->gate, false) || self->busy)
         return false;
-    return hwt_alloc_fast_free_flags(self, tc, ptr, fp);
+    return hwt_alloc_fast_free_flags(self, tc, ptr, c);
 }
 
 #endif

@@ -10,6 +10,7 @@
 
 #include "alloc.h"
 #include "alloc_fast.h"
+#include "arch/caller.h"
 #include "arch/mte.h"
 #include "callback.h"
 #include "hwtag.h"
@@ -31,66 +32,80 @@
 /* Frames kept of a pool allocation or free, as of malloc's. */
 #define POOL_STACK_FRAMES 12u
 
-/* The entry point's own frame record, where the stacks it records start (alloc.h). An entry
- * point hands it to a call only if it does not tail-call: KEEP_FRAME() after the call. */
-#define ENTRY_FP() ((uintptr_t)__builtin_frame_address(0))
-#define KEEP_FRAME() __atomic_signal_fence(__ATOMIC_SEQ_CST)
+/* Where the program called the entry point, from its frame record: the stack it records
+ * starts there (alloc.h). For entry points that set up a frame. */
+#define ENTRY_CALLER() hwt_caller_of_record((uintptr_t)__builtin_frame_address(0))
+
+/* malloc and free: frameless where the architecture allows (arch/caller.h). Their
+ * fast paths are inline and make no call, and every other way out is a tail call, so they
+ * set up no frame record and save no register; their caller is read from the registers. */
+#define LEAF_ENTRY EXPORT HWT_ARCH_FRAMELESS
+#if HWT_ARCH_HAVE_FRAMELESS
+static inline __attribute__((always_inline)) struct hwt_caller leaf_caller(void)
+{
+    struct hwt_caller c;
+    hwt_arch_entry_caller(&c.pc, &c.fp);
+    return c;
+}
+#define LEAF_CALLER() leaf_caller()
+#else
+#define LEAF_CALLER() ENTRY_CALLER()
+#endif
 
 /* malloc's and calloc's way past their inlined fast paths: another cache copy, then the
- * general path. Out of line, so that the entry points keep no value across a call and
- * save no register on their fast paths. */
-static __attribute__((noinline)) void *alloc_general(size_t size, bool zero, uintptr_t fp)
+ * general path. Out of line and reached by a tail call, so that the entry points keep no
+ * value across a call. */
+static __attribute__((noinline)) void *alloc_general(size_t size, bool zero, struct hwt_caller c)
 {
-    void *p = hwt_alloc_fast_malloc_other(size, zero, fp);
+    void *p = hwt_alloc_fast_malloc_other(size, zero, c);
     if (p != NULL)
         return p;
     if (unlikely(size > MAX_REQUEST)) {
         errno = ENOMEM; /* glibc: malloc(SIZE_MAX) -> NULL, ENOMEM */
         return NULL;
     }
-    p = hwt_alloc(size, HWT_GRANULE, zero, fp);
+    p = hwt_alloc(size, HWT_GRANULE, zero, c);
     if (unlikely(p == NULL))
         errno = ENOMEM;
     return p;
 }
 
-EXPORT void *malloc(size_t size)
+LEAF_ENTRY void *malloc(size_t size)
 {
-    void *fast = hwt_alloc_fast_malloc(size, false, ENTRY_FP());
+    struct hwt_caller c = LEAF_CALLER();
+    void *fast = hwt_alloc_fast_malloc(size, false, c);
     if (likely(fast != NULL))
         return fast;
-    void *p = alloc_general(size, false, ENTRY_FP());
-    KEEP_FRAME();
-    return p;
+    return alloc_general(size, false, c);
 }
 
-static __attribute__((noinline)) void free_general(void *ptr, uintptr_t fp)
+static __attribute__((noinline)) void free_general(void *ptr, struct hwt_caller c)
 {
-    if (!hwt_alloc_fast_free_other(ptr, fp))
-        hwt_alloc_free(ptr, fp);
+    if (!hwt_alloc_fast_free_other(ptr, c))
+        hwt_alloc_free(ptr, c);
 }
 
-EXPORT void free(void *ptr)
+LEAF_ENTRY void free(void *ptr)
 {
-    if (likely(hwt_alloc_fast_free(ptr, ENTRY_FP())))
+    struct hwt_caller c = LEAF_CALLER();
+    if (likely(hwt_alloc_fast_free(ptr, c)))
         return;
-    free_general(ptr, ENTRY_FP());
-    KEEP_FRAME();
+    free_general(ptr, c);
 }
 
+/* Not frameless: its inlined fast path of the allocator alone zeroes with a call. */
 EXPORT void *calloc(size_t n, size_t size)
 {
+    struct hwt_caller c = ENTRY_CALLER();
     size_t total;
     if (unlikely(__builtin_mul_overflow(n, size, &total) || total > MAX_REQUEST)) {
         errno = ENOMEM; /* glibc: overflow -> NULL, ENOMEM */
         return NULL;
     }
-    void *fast = hwt_alloc_fast_malloc(total, true, ENTRY_FP());
+    void *fast = hwt_alloc_fast_malloc(total, true, c);
     if (likely(fast != NULL))
         return fast;
-    void *p = alloc_general(total, true, ENTRY_FP());
-    KEEP_FRAME();
-    return p;
+    return alloc_general(total, true, c);
 }
 
 EXPORT void *realloc(void *ptr, size_t size)
@@ -106,7 +121,7 @@ EXPORT void *realloc(void *ptr, size_t size)
         return NULL;
     }
     bool bad;
-    void *p = hwt_alloc_realloc(ptr, size, &bad, ENTRY_FP());
+    void *p = hwt_alloc_realloc(ptr, size, &bad, ENTRY_CALLER());
     if (unlikely(p == NULL))
         errno = bad ? EINVAL : ENOMEM;
     return p;
@@ -128,7 +143,8 @@ static bool valid_alignment(size_t align)
 }
 
 /* Inlined into each entry point, whose frame it is given. */
-static inline __attribute__((always_inline)) void *aligned(size_t align, size_t size, uintptr_t fp)
+static inline __attribute__((always_inline)) void *aligned(size_t align, size_t size,
+                                                           struct hwt_caller c)
 {
     if (unlikely(size > MAX_REQUEST || align > MAX_REQUEST)) {
         errno = ENOMEM;
@@ -136,7 +152,7 @@ static inline __attribute__((always_inline)) void *aligned(size_t align, size_t 
     }
     if (align < HWT_GRANULE)
         align = HWT_GRANULE;
-    void *p = hwt_alloc(size, align, false, fp);
+    void *p = hwt_alloc(size, align, false, c);
     if (unlikely(p == NULL))
         errno = ENOMEM;
     return p;
@@ -148,7 +164,7 @@ EXPORT int posix_memalign(void **out, size_t align, size_t size)
     if (!valid_alignment(align) || align % sizeof(void *) != 0)
         return EINVAL;
     int saved = errno;
-    void *p = aligned(align, size, ENTRY_FP());
+    void *p = aligned(align, size, ENTRY_CALLER());
     if (p == NULL) {
         errno = saved;
         return ENOMEM;
@@ -164,7 +180,7 @@ EXPORT void *aligned_alloc(size_t align, size_t size)
         errno = EINVAL;
         return NULL;
     }
-    return aligned(align, size, ENTRY_FP());
+    return aligned(align, size, ENTRY_CALLER());
 }
 
 EXPORT void *memalign(size_t align, size_t size)
@@ -173,13 +189,13 @@ EXPORT void *memalign(size_t align, size_t size)
         errno = EINVAL;
         return NULL;
     }
-    return aligned(align, size, ENTRY_FP());
+    return aligned(align, size, ENTRY_CALLER());
 }
 
 EXPORT void *valloc(size_t size)
 {
     hwt_init_ensure();
-    return aligned(hwt_os_page_size, size, ENTRY_FP());
+    return aligned(hwt_os_page_size, size, ENTRY_CALLER());
 }
 
 EXPORT void *pvalloc(size_t size)
@@ -191,7 +207,7 @@ EXPORT void *pvalloc(size_t size)
     }
     /* glibc: rounds up to whole pages; pvalloc(0) gives one page */
     size_t rounded = hwt_align_up(size == 0 ? 1 : size, hwt_os_page_size);
-    return aligned(hwt_os_page_size, rounded, ENTRY_FP());
+    return aligned(hwt_os_page_size, rounded, ENTRY_CALLER());
 }
 
 EXPORT size_t malloc_usable_size(void *ptr)
@@ -358,14 +374,14 @@ EXPORT void hwtag_set_report_callback(hwtag_report_callback cb, void *arg)
     hwt_callback_set(cb, arg);
 }
 
-/* The caller's stack for a pool record, from the hwtag_pool_* entry's frame record fp on,
- * as the malloc family's. */
-static uint32_t pool_stack(uintptr_t fp)
+/* The caller's stack for a pool record, from the hwtag_pool_* entry's caller c on, as the
+ * malloc family's. */
+static uint32_t pool_stack(struct hwt_caller c)
 {
     uintptr_t pcs[POOL_STACK_FRAMES];
     if (hwt_opts.stacktrace != HWT_ON)
         return 0;
-    unsigned n = hwt_unwind_from(fp, pcs, POOL_STACK_FRAMES, NULL);
+    unsigned n = hwt_unwind_caller(c, pcs, POOL_STACK_FRAMES, NULL);
     return hwt_stackdepot_put((uint32_t)hwt_os_gettid(), pcs, n);
 }
 
@@ -373,7 +389,7 @@ EXPORT void *hwtag_pool_alloc(void *block, size_t offset, size_t size)
 {
     hwt_init_ensure();
     mte_tco_set();
-    void *p = hwt_pool_alloc(block, offset, size, pool_stack(ENTRY_FP()));
+    void *p = hwt_pool_alloc(block, offset, size, pool_stack(ENTRY_CALLER()));
     mte_tco_clear();
     if (p == NULL)
         errno = EINVAL;
@@ -384,7 +400,7 @@ EXPORT void hwtag_pool_free(void *ptr, size_t size)
 {
     hwt_init_ensure();
     mte_tco_set();
-    enum hwt_pool_verdict v = hwt_pool_free(ptr, size, pool_stack(ENTRY_FP()));
+    enum hwt_pool_verdict v = hwt_pool_free(ptr, size, pool_stack(ENTRY_CALLER()));
     if (v == HWT_POOL_DOUBLE || v == HWT_POOL_INVALID)
         hwt_fault_bad_free(v == HWT_POOL_DOUBLE ? HWTAG_BUG_DOUBLE_FREE : HWTAG_BUG_INVALID_FREE,
                            ptr);

@@ -174,19 +174,14 @@ static unsigned walk_records(uintptr_t fp, uintptr_t lo, struct stack_range r, u
 }
 
 /* The walk from the record at fp, fp checked first. */
-static unsigned walk_from(uintptr_t fp, uintptr_t *pcs, unsigned max, unsigned skip, uint64_t *key)
+static unsigned walk_from(uintptr_t fp, uintptr_t *pcs, unsigned max, unsigned skip)
 {
-    uint64_t k = HWT_UNWIND_KEY_SEED;
-    unsigned n = 0;
-
-    if (max > 0) {
-        struct stack_range r = stack_range_of(fp, true);
-        if (fp % sizeof(uintptr_t) == 0 && fp >= r.lo && fp <= r.hi - HWT_FRAME_RECORD)
-            n = walk_records(fp, fp, r, pcs, 0, max, skip, key != NULL ? &k : NULL);
-    }
-    if (key != NULL)
-        *key = hwt_unwind_key_end(k);
-    return n;
+    if (max == 0)
+        return 0;
+    struct stack_range r = stack_range_of(fp, true);
+    if (fp % sizeof(uintptr_t) != 0 || fp < r.lo || fp > r.hi - HWT_FRAME_RECORD)
+        return 0;
+    return walk_records(fp, fp, r, pcs, 0, max, skip, NULL);
 }
 
 __attribute__((noinline)) unsigned hwt_unwind_fast(uintptr_t *pcs, unsigned max, unsigned skip)
@@ -194,12 +189,26 @@ __attribute__((noinline)) unsigned hwt_unwind_fast(uintptr_t *pcs, unsigned max,
     /* Our own record: [0] is the caller's frame, [1] returns into the caller; the caller's
      * record then holds the first return address wanted (into the caller's caller). */
     uintptr_t fp = (uintptr_t)__builtin_frame_address(0);
-    return walk_from(((const uintptr_t *)fp)[0], pcs, max, skip, NULL);
+    return walk_from(((const uintptr_t *)fp)[0], pcs, max, skip);
 }
 
-unsigned hwt_unwind_from(uintptr_t fp, uintptr_t *pcs, unsigned max, uint64_t *key)
+unsigned hwt_unwind_caller(struct hwt_caller c, uintptr_t *pcs, unsigned max, uint64_t *key)
 {
-    return walk_from(fp, pcs, max, 0, key);
+    uint64_t k = HWT_UNWIND_KEY_SEED;
+    unsigned n = 0;
+    uintptr_t pc = strip_pc(c.pc);
+
+    if (max > 0 && pc != 0) {
+        /* c.fp is a record of a frame above this one, on the same stack */
+        uintptr_t here = (uintptr_t)__builtin_frame_address(0);
+        struct stack_range r = stack_range_of(here, true);
+        pcs[n++] = pc;
+        k = hwt_unwind_key_step(k, c.pc);
+        n = walk_records(c.fp, here + 1, r, pcs, n, max, 0, &k);
+    }
+    if (key != NULL)
+        *key = hwt_unwind_key_end(k);
+    return n;
 }
 
 const uint64_t hwt_unwind_key_constants[2] = {UINT64_C(0x9e3779b97f4a7c15),

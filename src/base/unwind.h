@@ -16,11 +16,24 @@ void hwt_unwind_init(void);
  * by walking frame records (x29 chain); bounded and validated so a frame without a
  * record never makes it fault. Returns the number stored. */
 unsigned hwt_unwind_fast(uintptr_t *pcs, unsigned max, unsigned skip);
-/* The same from the frame record fp of a function still running on this thread's stack
- * (an entry point's, __builtin_frame_address(0) there): pcs[0] is its return address.
- * key: NULL, or where to put the stack-cache key of what was stored (as
- * hwt_unwind_walk_key computes it). */
-unsigned hwt_unwind_from(uintptr_t fp, uintptr_t *pcs, unsigned max, uint64_t *key);
+/* Where an entry point was called from: the return address into the program and the
+ * program's frame record at the call (x29 / rbp). The stacks it records start there. */
+struct hwt_caller {
+    uintptr_t pc, fp;
+};
+
+/* The caller of a function still running on this thread's stack, from its frame record
+ * fp (__builtin_frame_address(0) there). */
+static inline struct hwt_caller hwt_caller_of_record(uintptr_t fp)
+{
+    const uintptr_t *record = (const uintptr_t *)fp;
+    return (struct hwt_caller){record[1], record[0]};
+}
+
+/* The stack from c on: pcs[0] is c.pc, then the return addresses of the frame records
+ * from c.fp. key: NULL, or where to put the stack-cache key of what was stored (as
+ * hwt_unwind_caller_key computes it). Called on the stack c was read on. */
+unsigned hwt_unwind_caller(struct hwt_caller c, uintptr_t *pcs, unsigned max, uint64_t *key);
 
 /* Bounds [*lo, *hi) of the readable stack mapping holding addr (an address in a live
  * frame of this thread); false when they cannot be known. */
@@ -53,22 +66,19 @@ static inline uint64_t hwt_unwind_key_end(uint64_t key)
     return key | 1;
 }
 
-/* The key of the stack whose first frame record is at fp, for the allocation fast paths'
- * stack caches: follows the records up to max return addresses while each is above the
- * last and at most hi - 16, and mixes in their return addresses as they are on the stack,
- * as hwt_unwind_fast's key does (so both give one stack the same key; with pointer
- * authentication a call site's key depends on its stack pointer, which only costs cache
- * misses). It does not stop at a zero return address as that walk does: such a stack only
- * misses the cache and takes the general path. Returns the number of frames. constants: a copy of
- * hwt_unwind_key_constants the caller has at hand. fp must be a record of the calling
- * thread inside [lo, hi - 16]. A record's two words are read together; they need not be
- * aligned (user memory of the stack mapping either way). */
+/* Mixes into *key the return addresses of the frame records from fp on, up to max of
+ * them, while each record is above the last and at most hi - 16: the walk of
+ * hwt_unwind_caller_key. It mixes them as they are on the stack, as hwt_unwind_caller's
+ * key does (so both give one stack the same key; with pointer authentication a call
+ * site's key depends on its stack pointer, which only costs cache misses), and does not
+ * stop at a zero return address as that walk does: such a stack only misses the cache
+ * and takes the general path. Returns the number of records. fp must be a record of the
+ * calling thread inside [lo, hi - 16]. A record's two words are read together; they need
+ * not be aligned (user memory of the stack mapping either way). */
 static inline __attribute__((always_inline)) unsigned
-hwt_unwind_walk_key(uintptr_t fp, uintptr_t hi, unsigned max, const uint64_t *constants,
-                    uint64_t *key)
+hwt_unwind_walk_key(uintptr_t fp, uintptr_t hi, unsigned max, uint64_t mul, uint64_t *key)
 {
-    uint64_t k = constants[0];
-    uint64_t mul = constants[1];
+    uint64_t k = *key;
     uintptr_t last = hi - 2 * sizeof(uintptr_t);
     unsigned n = 0;
     /* unrolled: with max a constant, the frame count is the code position and only the
@@ -87,6 +97,23 @@ hwt_unwind_walk_key(uintptr_t fp, uintptr_t hi, unsigned max, const uint64_t *co
             break;
         fp = record.next;
     }
+    *key = k;
+    return n;
+}
+
+/* The key of the stack from c (of max frames at most), for the allocation fast paths'
+ * stack caches: c.pc, then the records from c.fp when it lies in the thread's stack
+ * [lo, lo + room), room = hi - 16 - lo. Returns the number of frames. constants: a copy
+ * of hwt_unwind_key_constants the caller has at hand. */
+static inline __attribute__((always_inline)) unsigned
+hwt_unwind_caller_key(struct hwt_caller c, uintptr_t lo, uintptr_t room, unsigned max,
+                      const uint64_t *constants, uint64_t *key)
+{
+    uint64_t k = hwt_unwind_key_mix(constants[0], c.pc, constants[1]);
+    unsigned n = 1;
+    if (__builtin_expect(c.fp - lo < room, 1))
+        n +=
+            hwt_unwind_walk_key(c.fp, lo + room + 2 * sizeof(uintptr_t), max - 1, constants[1], &k);
     *key = hwt_unwind_key_end(k);
     return n;
 }

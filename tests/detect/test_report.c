@@ -163,15 +163,38 @@ static __attribute__((noinline)) unsigned char *alloc_via(size_t n, int how)
         p = NULL;
     else if (how == 2)
         p = realloc(malloc(8), n);
+    else if (how == 3)
+        p = malloc(n);
     sink_ptr = p;
     return p;
 }
 
 static __attribute__((noinline)) void entry_stacks(void *arg)
 {
-    unsigned char *p = alloc_via(100, (int)(intptr_t)arg);
-    free_here(p);
+    /* twice from each call site: the first call misses the thread's stack cache and takes
+     * the general path, the second is served by the fast path */
+    unsigned char *p = NULL, *first = NULL;
+    for (int i = 0; i < 2; i++) {
+        first = p;
+        p = alloc_via(100, (int)(intptr_t)arg);
+    }
+    for (int i = 0; i < 2; i++)
+        free_here(i == 0 ? first : p);
     use_here(p);
+}
+
+/* The frame line after the first line of what (an "Allocated by" or "Freed by" section)
+ * names fn: the stack starts at the call, with no frame of the library before or twice. */
+static void expect_second_frame(const char *out, const char *what, const char *fn)
+{
+    const char *at = strstr(out, what);
+    assert_non_null(at);
+    const char *first = strchr(at + 1, '\n'); /* the end of the section's header */
+    assert_non_null(first);
+    const char *second = strchr(first + 1, '\n');
+    assert_non_null(second);
+    if (strncmp(second + 1, fn, strlen(fn)) != 0)
+        fail_msg("after \"%s\" the second frame is not %s in:\n%s", what, fn, out);
 }
 
 static void three_stacks_without_stacktrace(void *arg)
@@ -476,14 +499,16 @@ static void test_entry_stacks_start_at_the_call(void **state)
 {
     (void)state;
     char want[96];
-    for (intptr_t how = 0; how < 3; how++) {
+    for (intptr_t how = 0; how < 4; how++) {
         run_report(entry_stacks, (void *)how, &result);
         unsigned long tid = access_tid(result.output);
         expect_text(&result, "BUG: KASAN: slab-use-after-free in use_here+0x");
         snprintf(want, sizeof(want), "\nAllocated by task %lu:\n alloc_via+0x", tid);
         expect_text(&result, want);
+        expect_second_frame(result.output, "\nAllocated by task ", " entry_stacks+0x");
         snprintf(want, sizeof(want), "\nFreed by task %lu:\n free_here+0x", tid);
         expect_text(&result, want);
+        expect_second_frame(result.output, "\nFreed by task ", " entry_stacks+0x");
     }
 }
 

@@ -80,7 +80,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                 break;
             size_t sz = pick_size(a, b);
             bool zero = op % 5 == 1;
-            unsigned char *p = hwt_alloc(sz, 16, zero, (uintptr_t)__builtin_frame_address(0));
+            unsigned char *p = hwt_alloc(
+                sz, 16, zero, hwt_caller_of_record((uintptr_t)__builtin_frame_address(0)));
             CHECK(p != NULL);
             CHECK(((uintptr_t)p & 15) == 0);
             CHECK(hwt_alloc_usable(p) == sz);
@@ -94,7 +95,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             if (n == 0)
                 break;
             verify(&objs[which]);
-            hwt_alloc_free(objs[which].ptr, (uintptr_t)__builtin_frame_address(0));
+            hwt_alloc_free(objs[which].ptr,
+                           hwt_caller_of_record((uintptr_t)__builtin_frame_address(0)));
             objs[which] = objs[--n];
             break;
         case 3: { /* realloc */
@@ -104,8 +106,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             bool bad = false;
             struct live *o = &objs[which];
             verify(o);
-            unsigned char *p =
-                hwt_alloc_realloc(o->ptr, sz, &bad, (uintptr_t)__builtin_frame_address(0));
+            unsigned char *p = hwt_alloc_realloc(
+                o->ptr, sz, &bad, hwt_caller_of_record((uintptr_t)__builtin_frame_address(0)));
             CHECK(p != NULL && !bad);
             for (size_t k = 0; k < checked(sz < o->size ? sz : o->size); k++)
                 CHECK(p[k] == (unsigned char)(o->fill + k));
@@ -119,7 +121,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                 break;
             size_t align = (size_t)16 << (a % 9);
             size_t sz = pick_size(b, seed);
-            unsigned char *p = hwt_alloc(sz, align, false, (uintptr_t)__builtin_frame_address(0));
+            unsigned char *p = hwt_alloc(
+                sz, align, false, hwt_caller_of_record((uintptr_t)__builtin_frame_address(0)));
             CHECK(p != NULL);
             CHECK(((uintptr_t)p & (align - 1)) == 0);
             objs[n] = (struct live){p, sz, 0};
@@ -130,7 +133,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     }
     for (unsigned k = 0; k < n; k++) {
         verify(&objs[k]);
-        hwt_alloc_free(objs[k].ptr, (uintptr_t)__builtin_frame_address(0));
+        hwt_alloc_free(objs[k].ptr, hwt_caller_of_record((uintptr_t)__builtin_frame_address(0)));
     }
     return 0;
 }

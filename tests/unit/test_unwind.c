@@ -18,6 +18,7 @@
 
 #include <cmocka.h>
 
+#include "arch/caller.h"
 #include "symbolize.h"
 #include "unwind.h"
 
@@ -179,13 +180,32 @@ struct keys {
     unsigned walk_n, fast_n;
 };
 
+#if HWT_ARCH_HAVE_FRAMELESS
+/* As malloc reads its caller: a frameless leaf, from the registers. */
+HWT_ARCH_FRAMELESS static struct hwt_caller caller_from_registers(void)
+{
+    struct hwt_caller c;
+    hwt_arch_entry_caller(&c.pc, &c.fp);
+    return c;
+}
+#endif
+
 __attribute__((noipa)) static void key_leaf(struct keys *k)
 {
     uintptr_t fp = (uintptr_t)__builtin_frame_address(0);
     uintptr_t lo, hi, pcs[KEY_FRAMES];
     assert_true(hwt_unwind_stack_bounds(fp, &lo, &hi));
-    k->walk_n = hwt_unwind_walk_key(fp, hi, KEY_FRAMES, hwt_unwind_key_constants, &k->walk);
-    k->fast_n = hwt_unwind_from(fp, pcs, KEY_FRAMES, &k->fast);
+    /* the caller of key_leaf, as an entry point with a frame reads its own */
+    struct hwt_caller c = hwt_caller_of_record(fp);
+#if HWT_ARCH_HAVE_FRAMELESS
+    /* a frameless entry point reads the same for its caller from x30 and x29 */
+    struct hwt_caller r = caller_from_registers();
+    assert_true(r.fp == fp);
+    assert_true(pc_in(r.pc, (void (*)(void))key_leaf, "key_leaf"));
+#endif
+    k->walk_n = hwt_unwind_caller_key(c, lo, hi - 2 * sizeof(uintptr_t) - lo, KEY_FRAMES,
+                                      hwt_unwind_key_constants, &k->walk);
+    k->fast_n = hwt_unwind_caller(c, pcs, KEY_FRAMES, &k->fast);
     keep_frame();
     sink++; /* no tail call */
 }
