@@ -524,15 +524,22 @@ static void test_stacktrace_off_says_stacks_are_not_available(void **state)
     expect_no_text(&result, "free_here");
 }
 
+/* Runs a stale_after_reuse child (fn) and reads the old and the new object's tags. */
+static void run_stale(void (*fn)(void *), void *arg, unsigned *old_tag, unsigned *new_tag)
+{
+    run_report(fn, arg, &result);
+    *old_tag = ptr_tag((const void *)hex_after(result.output, "old=0x"));
+    *new_tag = ptr_tag((const void *)hex_after(result.output, "new=0x"));
+}
+
 /* A stale pointer into a slot freed and reallocated since: the new object's tag differs
  * (policy); the history ring still knows the old object, so it is named with its stacks. */
 static void test_stale_pointer_into_reused_slot(void **state)
 {
     (void)state;
     char want[160];
-    run_report(stale_after_reuse, NULL, &result);
-    unsigned old_tag = ptr_tag((const void *)hex_after(result.output, "old=0x"));
-    unsigned new_tag = ptr_tag((const void *)hex_after(result.output, "new=0x"));
+    unsigned old_tag, new_tag;
+    run_stale(stale_after_reuse, NULL, &old_tag, &new_tag);
     assert_int_not_equal(old_tag, new_tag);
     expect_text(&result, "BUG: KASAN: slab-use-after-free in stale_after_reuse+0x");
     snprintf(want, sizeof(want), "Pointer tag: [%02x], memory tag: [%02x]", old_tag, new_tag);
@@ -548,9 +555,8 @@ static void test_stale_pointer_forgotten_by_history(void **state)
 {
     (void)state;
     char want[160];
-    run_report(stale_after_reuse, (void *)1, &result);
-    unsigned old_tag = ptr_tag((const void *)hex_after(result.output, "old=0x"));
-    unsigned new_tag = ptr_tag((const void *)hex_after(result.output, "new=0x"));
+    unsigned old_tag, new_tag;
+    run_stale(stale_after_reuse, (void *)1, &old_tag, &new_tag);
     expect_text(&result, "BUG: KASAN: invalid-access in stale_after_reuse+0x");
     snprintf(want, sizeof(want),
              "The pointer tag [%02x] is neither this object's [%02x] nor a neighbour's:\n"
@@ -573,9 +579,8 @@ static void test_stacktrace_off_keeps_no_history(void **state)
 {
     (void)state;
     char want[160];
-    run_report(stale_after_reuse_without_stacktrace, NULL, &result);
-    unsigned old_tag = ptr_tag((const void *)hex_after(result.output, "old=0x"));
-    unsigned new_tag = ptr_tag((const void *)hex_after(result.output, "new=0x"));
+    unsigned old_tag, new_tag;
+    run_stale(stale_after_reuse_without_stacktrace, NULL, &old_tag, &new_tag);
     expect_text(&result, "BUG: KASAN: invalid-access in stale_after_reuse+0x");
     snprintf(want, sizeof(want),
              "The pointer tag [%02x] is neither this object's [%02x] nor a neighbour's:\n"
