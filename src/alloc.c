@@ -106,13 +106,12 @@ static inline __attribute__((always_inline)) void leave(void)
     hwt_self.busy = 0;
 }
 
-/* An event of the history ring, through the thread's cursor when it has a cache. With
- * HWTAG_STACKTRACE=off there is none, as the kernel's kasan.stacktrace=off saves no
- * allocation or free information (its stack ring included). */
+/* An event of the history ring, through the thread's cursor when it has a cache; none
+ * when the ring is not recording (history.h). */
 static void record(struct hwt_tcache *tc, const void *ptr, size_t size, uint32_t stack,
                    bool is_free)
 {
-    if (hwt_opts.stacktrace != HWT_ON)
+    if (!hwt_history_recording())
         return;
     if (tc != NULL && tc != HWT_TCACHE_DEAD)
         hwt_history_put(&tc->history, ptr, size, stack, is_free);

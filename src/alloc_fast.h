@@ -57,8 +57,14 @@ hwt_alloc_fast_unbusy(struct hwt_thread_state *self, unsigned flags)
  * changed, and the general path does it. They run without Tag Check Override: their only
  * accesses to object memory, the tail pattern's, carry the object's own tag. */
 
-/* The malloc fast path for flags (HWT_TCACHE_*); a tagged event goes to the history ring
- * only with stacks, as in alloc.c's record(). Inlined with flags 0 (the allocator alone:
+/* Whether a fast path of flags records its events in the history ring: tagged ones, with
+ * stacks (hwt_history_recording, from the thread's flags). */
+static inline bool hwt_alloc_fast_history(unsigned flags)
+{
+    return HWTAG_MTE && (flags & HWT_TCACHE_MTE) && (flags & HWT_TCACHE_STACK);
+}
+
+/* The malloc fast path for flags (HWT_TCACHE_*). Inlined with flags 0 (the allocator alone:
  * no tags, stacks or tails) into the entry points and with each cache's flags as constants
  * into alloc.c. c: the entry point's caller, where stacks start. */
 static inline __attribute__((always_inline)) void *
@@ -72,7 +78,7 @@ hwt_alloc_fast_malloc_with(struct hwt_thread_state *self, struct hwt_tcache *tc,
     struct hwt_tcache_bin *bin = &tc->bins[cls];
     uint32_t n = bin->count;
     bool tagged = HWTAG_MTE && (flags & HWT_TCACHE_MTE);
-    bool history = tagged && (flags & HWT_TCACHE_STACK);
+    bool history = hwt_alloc_fast_history(flags);
     uint32_t stack = 0;
     void *p = NULL;
     if (unlikely(n == 0) || (history && unlikely(tc->history.next == tc->history.end)) ||
@@ -108,7 +114,7 @@ hwt_alloc_fast_free_with(struct hwt_thread_state *self, struct hwt_tcache *tc, v
     self->busy = 1;
     __atomic_signal_fence(__ATOMIC_SEQ_CST);
     bool tagged = HWTAG_MTE && (flags & HWT_TCACHE_MTE);
-    bool history = tagged && (flags & HWT_TCACHE_STACK);
+    bool history = hwt_alloc_fast_history(flags);
     uint64_t w = __atomic_load_n(&slot->word, __ATOMIC_RELAXED);
     size_t requested = hwt_slot_requested(w);
     uint32_t stack = 0;

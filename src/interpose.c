@@ -142,7 +142,7 @@ static bool valid_alignment(size_t align)
     return align != 0 && (align & (align - 1)) == 0;
 }
 
-/* Inlined into each entry point, whose frame it is given. */
+/* Inlined into each entry point, whose caller it is given. */
 static inline __attribute__((always_inline)) void *aligned(size_t align, size_t size,
                                                            struct hwt_caller c)
 {

@@ -15,6 +15,7 @@
 
 #include "arch/clock.h"
 #include "arch/mte.h"
+#include "options.h"
 
 #define HWT_HISTORY_ENTRIES 4096u /* a power of two; 96 KiB */
 #define HWT_HISTORY_BATCH 64u     /* entries a thread claims at once; divides the ring */
@@ -44,6 +45,15 @@ static inline bool hwt_history_is_free(const struct hwt_history_event *e)
 static inline uint64_t hwt_history_check(uintptr_t ptr)
 {
     return ((ptr ^ (ptr >> 52)) >> 4) & HWT_HISTORY_CHECK;
+}
+
+/* Whether allocations and frees go to the ring: only with stacks (HWTAG_STACKTRACE=on), as
+ * the kernel keeps its stack ring only with kasan.stacktrace on (off, it saves no
+ * allocation or free information at all). The fast paths decide the same from their
+ * thread's flags (HWT_TCACHE_STACK), the options as the cache took them. */
+static inline bool hwt_history_recording(void)
+{
+    return hwt_opts.stacktrace == HWT_ON;
 }
 
 /* A thread's claimed entries [next, end). Zeroed: nothing claimed. */

@@ -9,7 +9,6 @@
 #include "arch/mte.h"
 #include "history.h"
 #include "lookup.h"
-#include "options.h"
 #include "pool.h"
 #include "stackdepot.h"
 
@@ -84,7 +83,7 @@ static void from_history(struct hwt_report *r)
 
 static void mark_foreign_tag(struct hwt_report *r)
 {
-    r->history_off = hwt_opts.stacktrace != HWT_ON;
+    r->history_off = !hwt_history_recording();
     r->foreign_tag = r->bug == HWTAG_BUG_INVALID_ACCESS && r->have_object && r->object.ever_used &&
                      r->object.tag != r->pointer_tag;
 }
@@ -154,7 +153,7 @@ void hwt_infer_bug(struct hwt_report *r)
 
 void hwt_infer_bad_free(struct hwt_report *r)
 {
-    r->history_off = hwt_opts.stacktrace != HWT_ON;
+    r->history_off = !hwt_history_recording();
     if (!r->have_object || !r->object.live || r->object.tag == r->pointer_tag)
         return;
     /* A live object freed through a pointer that carries another tag. A stale pointer to

@@ -15,8 +15,9 @@
  * fast path's helpers into them). Without optimisation a leaf still gets a frame. */
 #define HWT_ARCH_HAVE_FRAMELESS 1
 #define HWT_ARCH_FRAMELESS __attribute__((noinline))
-/* Not volatile: where the caller is not used (a fast path without stacks), the two moves
- * go away; nothing in a frameless leaf writes x30 or x29, so any place reads the same. */
+/* Not volatile, so the compiler may place the two moves where it likes (gcc puts them at
+ * the entry, one instruction each): nothing in a frameless leaf writes x30 or x29, so any
+ * place reads the same. */
 static inline __attribute__((always_inline)) void hwt_arch_entry_caller(uintptr_t *pc,
                                                                         uintptr_t *fp)
 {
