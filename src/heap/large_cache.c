@@ -38,6 +38,10 @@
  * back instead of being retagged free: a use after free still faults (tag 0), the refaults
  * are few, and one madvise costs less than a DC GVA pass over pages nobody uses. */
 #define RELEASE_TAGGED_PAGES 16u
+/* A cached mapping fits closely when it is at most 1/CLOSE_FIT_SLACK bigger than needed; a
+ * new object looks for one among this many fitting mappings before it takes a bigger one. */
+#define CLOSE_FIT_SLACK 8u
+#define CLOSE_FIT_SCAN 16u
 
 static struct hwt_large *cache_head, *cache_tail; /* oldest at head */
 static uint32_t cache_entries;
@@ -84,19 +88,17 @@ static void unlink_locked(struct hwt_large *l)
     cache_resident[l->mte != 0] -= l->resident;
 }
 
-/* Gives the whole pages of an owned or cached object back to the OS. They read as zero with
- * tag 0 afterwards, so a tagged stale pointer still faults; the partial last page keeps
- * (or gets) the free tag. */
+/* Gives the pages of an owned or cached object back to the OS: all of them from its start to
+ * the mapping's end, past its area too (an earlier, bigger object of the mapping may have
+ * left pages there). They read as zero with tag 0 afterwards, so a tagged stale pointer
+ * still faults, and the area becomes empty: a next object tags what it uses, and the rest
+ * stays tag 0 and untouched, which faults for every tagged pointer as the free tag does. */
 static void release_pages(struct hwt_large *l)
 {
-    size_t whole = hwt_align_down(l->area, hwt_os_page_size);
-    if (whole == 0)
-        return;
-    hwt_os_decommit((void *)l->start, whole);
-    if (l->mte && l->area > whole && l->area_tag != HWT_TAG_UNTAGGED && l->area_tag != HWT_TAG_FREE)
-        hwt_tag_range(l->start + whole, l->area - whole, HWT_TAG_FREE, false);
-    l->resident = l->map_size - whole;
-    l->area = whole;
+    size_t span = l->map_start + l->map_size - l->start;
+    hwt_os_decommit((void *)l->start, span);
+    l->resident = l->map_size - span;
+    l->area = 0;
     l->area_tag = HWT_TAG_UNTAGGED;
 }
 
@@ -114,14 +116,26 @@ static bool mostly_untouched(struct hwt_large *l)
 
 struct hwt_large *hwt_large_cache_take_locked(size_t need, size_t size, size_t align, bool mte)
 {
-    /* newest first: its pages are the likeliest to be still resident */
+    /* Newest first: its pages are the likeliest to be still resident. The first that fits
+     * closely wins; failing one among the newest CLOSE_FIT_SCAN that fit, the smallest of them
+     * (large.c gives back the pages past the new object when they are many). */
+    struct hwt_large *loose = NULL;
+    unsigned seen = 0;
     for (struct hwt_large *c = cache_tail; c != NULL; c = c->cprev) {
-        if (fits(c, need, size, align, mte)) {
-            unlink_locked(c);
-            return c;
+        if (!fits(c, need, size, align, mte))
+            continue;
+        if (c->map_size - need <= need / CLOSE_FIT_SLACK) {
+            loose = c;
+            break;
         }
+        if (loose == NULL || c->map_size < loose->map_size)
+            loose = c;
+        if (++seen >= CLOSE_FIT_SCAN)
+            break;
     }
-    return NULL;
+    if (loose != NULL)
+        unlink_locked(loose);
+    return loose;
 }
 
 void hwt_large_cache_live_locked(size_t map_size)

@@ -55,6 +55,57 @@ static struct hwt_large *checked(const void *p)
     return l;
 }
 
+/* A new object takes the cached mapping that fits it closely, not a newer, bigger one that
+ * would keep its pages past the object resident for as long as the object lives. Runs first,
+ * while the cache holds only what it frees. */
+static void test_reuse_prefers_a_close_fit(void **state)
+{
+    (void)state;
+    const size_t want = 397 * 1024;
+    unsigned char *close = hwt_large_alloc(want + 777, 16, false, ALLOC_STACK);
+    unsigned char *big = hwt_large_alloc(700 * 1024, 16, false, ALLOC_STACK);
+    assert_non_null(close);
+    assert_non_null(big);
+    uintptr_t close_start = mte_untag(close), big_start = mte_untag(big);
+    memset(close, 0x3c, want + 777);
+    memset(big, 0x3d, 700 * 1024);
+    hwt_large_free(checked(close), FREE_STACK);
+    hwt_large_free(checked(big), FREE_STACK); /* the newest, and it fits too */
+    unsigned char *q = hwt_large_alloc(want, 16, false, ALLOC_STACK);
+    assert_non_null(q);
+    if (mte_untag(q) != close_start)
+        fail_msg("a %zu-byte object took the %s mapping", want,
+                 mte_untag(q) == big_start ? "newer, bigger" : "wrong");
+    unsigned char *r = hwt_large_alloc(690 * 1024, 16, false, ALLOC_STACK);
+    assert_non_null(r);
+    assert_int_equal(mte_untag(r), big_start);
+    hwt_large_free(checked(q), FREE_STACK);
+    hwt_large_free(checked(r), FREE_STACK);
+}
+
+/* Trimming gives back every page of a cached mapping, also those a bigger object used before
+ * the last one, smaller, took it over. */
+static void test_trim_gives_back_pages_past_the_last_object(void **state)
+{
+    (void)state;
+    const size_t big = 1500 * 1024, small = 800 * 1024;
+    unsigned char *p = hwt_large_alloc(big, 16, false, ALLOC_STACK);
+    assert_non_null(p);
+    uintptr_t start = mte_untag(p);
+    memset(p, 0x5a, big);
+    hwt_large_free(checked(p), FREE_STACK);
+    unsigned char *q = hwt_large_alloc(small, 16, false, ALLOC_STACK);
+    assert_non_null(q);
+    assert_int_equal(mte_untag(q), start); /* the only cached mapping that fits */
+    memset(q, 0x5b, small);
+    hwt_large_free(checked(q), FREE_STACK);
+    hwt_large_trim();
+    size_t left = hwt_os_resident_pages((void *)start, big);
+    if (left > 1)
+        fail_msg("%zu of the mapping's %zu pages stay resident after trimming", left,
+                 big / hwt_os_page_size);
+}
+
 static void test_round_trip(void **state)
 {
     (void)state;
@@ -420,6 +471,9 @@ static void test_untouched_tagged_object_is_released(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_reuse_prefers_a_close_fit, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_trim_gives_back_pages_past_the_last_object, setup,
+                                        teardown),
         cmocka_unit_test_setup_teardown(test_round_trip, setup, teardown),
         cmocka_unit_test_setup_teardown(test_page_multiple_keeps_a_guard, setup, teardown),
         cmocka_unit_test_setup_teardown(test_lookup_describes_live_and_freed, setup, teardown),
