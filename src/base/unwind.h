@@ -23,11 +23,15 @@ struct hwt_caller {
 };
 
 /* The caller of a function still running on this thread's stack, from its frame record
- * fp (__builtin_frame_address(0) there). */
+ * fp (__builtin_frame_address(0) there). The two words are read one by one: the record
+ * was just stored, and on x86_64 by two stores (call, then push), which one 16-byte load
+ * cannot take from the store buffer: a merged load stalled until they retired, a third
+ * of malloc's and free's time natively. Relaxed atomic loads are never merged. */
 static inline struct hwt_caller hwt_caller_of_record(uintptr_t fp)
 {
     const uintptr_t *record = (const uintptr_t *)fp;
-    return (struct hwt_caller){record[1], record[0]};
+    return (struct hwt_caller){__atomic_load_n(&record[1], __ATOMIC_RELAXED),
+                               __atomic_load_n(&record[0], __ATOMIC_RELAXED)};
 }
 
 /* The stack from c on: pcs[0] is c.pc, then the return addresses of the frame records
