@@ -76,9 +76,10 @@ static inline uint64_t hwt_unwind_key_end(uint64_t key)
  * key does (so both give one stack the same key; with pointer authentication a call
  * site's key depends on its stack pointer, which only costs cache misses), and does not
  * stop at a zero return address as that walk does: such a stack only misses the cache
- * and takes the general path. Returns the number of records. fp must be a record of the
- * calling thread inside [lo, hi - 16]. A record's two words are read together; they need
- * not be aligned (user memory of the stack mapping either way). */
+ * and takes the general path. A record counts only when the word it holds for the next
+ * record is 0 or a record above it (both walks). Returns the number of records. fp must be a record
+ * of the calling thread inside [lo, hi - 16]. A record's two words are read together; they need not
+ * be aligned (user memory of the stack mapping either way). */
 static inline __attribute__((always_inline)) unsigned
 hwt_unwind_walk_key(uintptr_t fp, uintptr_t hi, unsigned max, uint64_t mul, uint64_t *key)
 {
@@ -93,11 +94,19 @@ hwt_unwind_walk_key(uintptr_t fp, uintptr_t hi, unsigned max, uint64_t mul, uint
             uintptr_t next, pc;
         } record;
         __builtin_memcpy(&record, (const void *)fp, sizeof(record));
+        /* the next record above this one (strictly: no loops, whatever the chain holds) and
+         * inside the stack; records cannot overlap in real code, so the walk need not say so */
+        bool more = record.next > fp && record.next <= last;
+        /* The first is only where the caller's frame pointer points; the others are reached
+         * through a record's link. When it holds neither 0 nor a record above it for the
+         * next, it is no record (code built without frame pointers keeps data in that
+         * register) and its "return address" is data too: mixed in, it would give one call
+         * site a key per value. */
+        if (i == 0 && !more && record.next != 0)
+            break;
         k = hwt_unwind_key_mix(k, record.pc, mul);
         n = i + 1;
-        /* above the last record (strictly: no loops, whatever the chain holds) and inside
-         * the stack; records cannot overlap in real code, so the walk need not say so */
-        if (record.next <= fp || record.next > last)
+        if (!more)
             break;
         fp = record.next;
     }

@@ -251,6 +251,56 @@ static void test_walk_key_matches_capture(void **state)
     assert_true(a.walk != t.walk);
 }
 
+/* The stack from c = {0x400090, rec}, rec a chain of three records of which the one at index
+ * at holds next and pc (the others link up, the last ends with 0): both walks give n frames
+ * and one key. */
+static unsigned fake_chain(unsigned at, uintptr_t next, uintptr_t pc, uint64_t *key)
+{
+    uintptr_t rec[6], lo, hi, pcs[KEY_FRAMES];
+    uint64_t walk;
+    rec[0] = (uintptr_t)&rec[2];
+    rec[1] = 0x4000a0;
+    rec[2] = (uintptr_t)&rec[4];
+    rec[3] = 0x4000b0;
+    rec[4] = 0;
+    rec[5] = 0x4000c0;
+    rec[2 * at] = next;
+    rec[2 * at + 1] = pc;
+    assert_true(hwt_unwind_stack_bounds((uintptr_t)rec, &lo, &hi));
+    struct hwt_caller c = {0x400090, (uintptr_t)rec};
+    unsigned walk_n = hwt_unwind_caller_key(c, lo, hi - 2 * sizeof(uintptr_t) - lo, KEY_FRAMES,
+                                            hwt_unwind_key_constants, &walk);
+    unsigned n = hwt_unwind_caller(c, pcs, KEY_FRAMES, key);
+    assert_int_equal(walk_n, n);
+    assert_true(walk == *key);
+    assert_true(pcs[0] == 0x400090);
+    sink++;
+    return n;
+}
+
+/* Where the caller's frame pointer points, a "record" whose next word is neither 0 nor a
+ * record above it is data in the register of code built without frame pointers: its
+ * "return address" is data too and leaves the stack and its key alone, whatever it holds.
+ * One that ends the chain with 0 counts, and so does a record reached by a link whatever it
+ * holds for the next (its return address is real: into a caller without frame pointers). */
+static void test_walk_drops_a_data_record(void **state)
+{
+    uint64_t k1, k2, k3, k4, k5, k6;
+    uintptr_t below = (uintptr_t)&k1 - 4096;
+
+    (void)state;
+    assert_int_equal(fake_chain(0, 0x1234, 0x5555, &k1), 1);
+    assert_int_equal(fake_chain(0, below, 0x6666, &k2), 1);
+    assert_true(k1 == k2);
+    assert_int_equal(fake_chain(0, 0, 0x5555, &k3), 2);
+    assert_int_equal(fake_chain(0, 0, 0x6666, &k4), 2);
+    assert_true(k3 != k4);
+    assert_true(k3 != k1);
+    assert_int_equal(fake_chain(2, 0x1234, 0x5555, &k5), 4);
+    assert_int_equal(fake_chain(2, 0x1234, 0x6666, &k6), 4);
+    assert_true(k5 != k6);
+}
+
 static void on_segv(int sig, siginfo_t *info, void *ucontext)
 {
     (void)sig;
@@ -356,6 +406,7 @@ int main(void)
         cmocka_unit_test(test_fast_unwind_respects_max),
         cmocka_unit_test(test_fast_unwind_in_thread),
         cmocka_unit_test(test_walk_key_matches_capture),
+        cmocka_unit_test(test_walk_drops_a_data_record),
         cmocka_unit_test(test_signal_unwind_from_fault),
         cmocka_unit_test(test_signal_unwind_through_leaf),
     };
