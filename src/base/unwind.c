@@ -146,11 +146,9 @@ static struct stack_range stack_range_of(uintptr_t addr, bool use_cache)
 /* Follows frame records from fp while each lies in [lo, hi) and sits above the last (the
  * walk hwt_unwind_walk_key does); stores return addresses after dropping skip of them.
  * key: NULL, or a running hwt_unwind_key_step hash of the stored frames as they are on the
- * stack (with any pointer authentication code), as that walk mixes them. check_first: fp is
- * a frame pointer no record linked to, checked as that walk checks its first. */
+ * stack (with any pointer authentication code), as that walk mixes them. */
 static unsigned walk_records(uintptr_t fp, uintptr_t lo, struct stack_range r, uintptr_t *pcs,
-                             unsigned n, unsigned max, unsigned skip, bool check_first,
-                             uint64_t *key)
+                             unsigned n, unsigned max, unsigned skip, uint64_t *key)
 {
     while (n < max) {
         const uintptr_t *record;
@@ -159,13 +157,6 @@ static unsigned walk_records(uintptr_t fp, uintptr_t lo, struct stack_range r, u
         if (fp < lo || fp < r.lo || fp > r.hi - HWT_FRAME_RECORD)
             break;
         record = (const uintptr_t *)fp;
-        /* fp unchecked by a link (the caller's frame pointer) holding neither 0 nor a record
-         * above it for the next: data in a register of code without frame pointers, and so
-         * is its "pc" */
-        if (check_first && record[0] != 0 &&
-            (record[0] <= fp || record[0] > r.hi - HWT_FRAME_RECORD))
-            break;
-        check_first = false;
         pc = strip_pc(record[1]);
         if (pc == 0)
             break;
@@ -182,6 +173,18 @@ static unsigned walk_records(uintptr_t fp, uintptr_t lo, struct stack_range r, u
     return n;
 }
 
+/* Whether a frame pointer no record links to (the caller's) may be a record, as
+ * hwt_unwind_walk_key checks its first: it holds 0 (the chain's end) or a record above it for
+ * the next. Anything else means it was data in a register of code built without frame
+ * pointers, and so is its "return address". True where walk_records stops anyway. */
+static bool is_record(uintptr_t fp, uintptr_t lo, struct stack_range r)
+{
+    if (fp < lo || fp < r.lo || fp > r.hi - HWT_FRAME_RECORD)
+        return true;
+    uintptr_t next = ((const uintptr_t *)fp)[0];
+    return next == 0 || (next > fp && next <= r.hi - HWT_FRAME_RECORD);
+}
+
 /* The walk from the record at fp, fp checked first. */
 static unsigned walk_from(uintptr_t fp, uintptr_t *pcs, unsigned max, unsigned skip)
 {
@@ -190,7 +193,7 @@ static unsigned walk_from(uintptr_t fp, uintptr_t *pcs, unsigned max, unsigned s
     struct stack_range r = stack_range_of(fp, true);
     if (fp % sizeof(uintptr_t) != 0 || fp < r.lo || fp > r.hi - HWT_FRAME_RECORD)
         return 0;
-    return walk_records(fp, fp, r, pcs, 0, max, skip, false, NULL);
+    return walk_records(fp, fp, r, pcs, 0, max, skip, NULL);
 }
 
 __attribute__((noinline)) unsigned hwt_unwind_fast(uintptr_t *pcs, unsigned max, unsigned skip)
@@ -213,7 +216,8 @@ unsigned hwt_unwind_caller(struct hwt_caller c, uintptr_t *pcs, unsigned max, ui
         struct stack_range r = stack_range_of(here, true);
         pcs[n++] = pc;
         k = hwt_unwind_key_step(k, c.pc);
-        n = walk_records(c.fp, here + 1, r, pcs, n, max, 0, true, &k);
+        if (is_record(c.fp, here + 1, r))
+            n = walk_records(c.fp, here + 1, r, pcs, n, max, 0, &k);
     }
     if (key != NULL)
         *key = hwt_unwind_key_end(k);
@@ -256,7 +260,7 @@ static unsigned walk_context(void *ucontext, uintptr_t *pcs, unsigned max)
     pcs[0] = strip_pc(pc);
     /* The handler may run on an alternate stack: do not trust (or fill) the cache there. */
     r = stack_range_of(sp, false);
-    return walk_records(fp, sp, r, pcs, 1, max, 0, false, NULL);
+    return walk_records(fp, sp, r, pcs, 1, max, 0, NULL);
 }
 
 unsigned hwt_unwind_signal(void *ucontext, uintptr_t *pcs, unsigned max)
