@@ -25,8 +25,8 @@ struct hwt_caller {
 /* The caller of a function still running on this thread's stack, from its frame record
  * fp (__builtin_frame_address(0) there). The two words are read one by one: the record
  * was just stored, and on x86_64 by two stores (call, then push), which one 16-byte load
- * cannot take from the store buffer: a merged load stalled until they retired, a third
- * of malloc's and free's time natively. Relaxed atomic loads are never merged. */
+ * cannot take from the store buffer (a merged load drew a third of malloc's and free's
+ * perf samples natively). Relaxed atomic loads are never merged. */
 static inline struct hwt_caller hwt_caller_of_record(uintptr_t fp)
 {
     const uintptr_t *record = (const uintptr_t *)fp;
@@ -76,10 +76,11 @@ static inline uint64_t hwt_unwind_key_end(uint64_t key)
  * key does (so both give one stack the same key; with pointer authentication a call
  * site's key depends on its stack pointer, which only costs cache misses), and does not
  * stop at a zero return address as that walk does: such a stack only misses the cache
- * and takes the general path. A record counts only when the word it holds for the next
- * record is 0 or a record above it (both walks). Returns the number of records. fp must be a record
- * of the calling thread inside [lo, hi - 16]. A record's two words are read together; they need not
- * be aligned (user memory of the stack mapping either way). */
+ * and takes the general path. The first record, which no link vouches for, counts only
+ * when the word it holds for the next record is 0 or a record above it (hwt_unwind_caller
+ * checks it alike). Returns the number of records. fp must be a record of the calling
+ * thread inside [lo, hi - 16]. A record's two words are read together; they need not be
+ * aligned (user memory of the stack mapping either way). */
 static inline __attribute__((always_inline)) unsigned
 hwt_unwind_walk_key(uintptr_t fp, uintptr_t hi, unsigned max, uint64_t mul, uint64_t *key)
 {

@@ -117,25 +117,26 @@ static bool mostly_untouched(struct hwt_large *l)
 struct hwt_large *hwt_large_cache_take_locked(size_t need, size_t size, size_t align, bool mte)
 {
     /* Newest first: its pages are the likeliest to be still resident. The first that fits
-     * closely wins; failing one among the newest CLOSE_FIT_SCAN that fit, the smallest of them
-     * (large.c gives back the pages past the new object when they are many). */
-    struct hwt_large *loose = NULL;
+     * closely wins; failing one among the newest CLOSE_FIT_SCAN that fit, the smallest of
+     * them (the pages a bigger mapping's last tenant touched past the new object stay
+     * resident while the object lives). */
+    struct hwt_large *best = NULL;
     unsigned seen = 0;
     for (struct hwt_large *c = cache_tail; c != NULL; c = c->cprev) {
         if (!fits(c, need, size, align, mte))
             continue;
         if (c->map_size - need <= need / CLOSE_FIT_SLACK) {
-            loose = c;
+            best = c;
             break;
         }
-        if (loose == NULL || c->map_size < loose->map_size)
-            loose = c;
+        if (best == NULL || c->map_size < best->map_size)
+            best = c;
         if (++seen >= CLOSE_FIT_SCAN)
             break;
     }
-    if (loose != NULL)
-        unlink_locked(loose);
-    return loose;
+    if (best != NULL)
+        unlink_locked(best);
+    return best;
 }
 
 void hwt_large_cache_live_locked(size_t map_size)
