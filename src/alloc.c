@@ -140,7 +140,8 @@ alloc_small(struct hwt_tcache *tc, unsigned cls, size_t size, bool zero, uint32_
         return NULL;
     }
     HWT_COUNT(small_allocs, 1);
-    return hwt_slot_prepare_ref(ref, size, zero, stack, hwt_mte_active, hwt_tail_active);
+    return hwt_slot_prepare_ref(ref, size, zero, stack, hwt_mte_active,
+                                hwt_tail_active ? &hwt_tail_key : NULL, hwt_size_class_bytes[cls]);
 }
 
 static void *alloc_stacked(size_t size, size_t align, bool zero, struct hwt_tcache *tc,

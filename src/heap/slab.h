@@ -32,7 +32,8 @@ enum hwt_slot_state {
  *   bits  8-22 requested size of the last allocation (<= HWT_SMALL_MAX)
  *   bits 23-42 stack-depot id of the last allocation (HWT_STACKDEPOT_ID_BITS)
  *   bits 43-62 stack-depot id of the last free; 0 while live (every word that makes a slot
- *              live or resizes it writes 0 there), so a free only adds its own */
+ *              live or resizes it writes 0 there), so a free only adds its own
+ *   bit  63    zero, but in the guard words (HWT_SLOT_EDGE_WORD) */
 struct hwt_slot {
     uint64_t word;
 };
@@ -43,7 +44,10 @@ struct hwt_slot {
 #define HWT_SLOT_REQ_MASK 0x7fffu
 #define HWT_SLOT_ALLOC_SHIFT 23u
 #define HWT_SLOT_FREE_SHIFT 43u
-#define HWT_SLOT_EDGE_WORD ((uint64_t)HWT_SLOT_EDGE << HWT_SLOT_STATE_SHIFT)
+/* A guard word: state HWT_SLOT_EDGE and bit 63, which no other word sets (the free stack
+ * ends at bit 62), so that one sign test of two words ORed finds either guard (slot.h). */
+#define HWT_SLOT_EDGE_BIT (UINT64_C(1) << 63)
+#define HWT_SLOT_EDGE_WORD ((uint64_t)HWT_SLOT_EDGE << HWT_SLOT_STATE_SHIFT | HWT_SLOT_EDGE_BIT)
 #define HWT_SLOT_STACK_MASK ((UINT64_C(1) << HWT_STACKDEPOT_ID_BITS) - 1)
 
 static inline uint64_t hwt_slot_load(const struct hwt_slot *slot)
@@ -65,7 +69,8 @@ static inline unsigned hwt_slot_tag(uint64_t w)
  * instruction to extract the tag first). */
 _Static_assert(HWT_SLOT_TAG_SHIFT == 0 && HWT_SLOT_STATE_SHIFT == 6,
                "bits 0-5 of a slot word are its tag and two zero bits");
-_Static_assert(HWT_SLOT_FREE_SHIFT + HWT_STACKDEPOT_ID_BITS <= 64, "the free stack fits");
+_Static_assert(HWT_SLOT_FREE_SHIFT + HWT_STACKDEPOT_ID_BITS <= 63,
+               "the free stack fits below bit 63");
 static inline uint64_t hwt_slot_tag_bit(uint64_t w)
 {
     return UINT64_C(1) << (w & 63u);
@@ -161,7 +166,7 @@ static inline struct hwt_region *hwt_slab_region_of(uintptr_t addr)
  * published with release stores and reached here through the loaded pointers (address
  * dependencies), so relaxed loads see them whole. Inline: every free starts here.
  * signal-safe */
-static inline struct hwt_span *hwt_slab_span_of(uintptr_t addr)
+static inline __attribute__((always_inline)) struct hwt_span *hwt_slab_span_of(uintptr_t addr)
 {
     /* Bits above 2^48 wrap around: such an address can never equal a slot's (the callers
      * check), whichever span it finds. */

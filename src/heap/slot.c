@@ -14,7 +14,8 @@ void *hwt_slot_prepare(uintptr_t addr, size_t requested, bool zero, uint32_t sta
 {
     struct hwt_span *s = hwt_slab_span_of(addr);
     struct hwt_slab_ref ref = {addr, &s->slots[hwt_slab_index(s, addr)]};
-    return hwt_slot_prepare_ref(ref, requested, zero, stack, hwt_mte_active, hwt_tail_active);
+    return hwt_slot_prepare_ref(ref, requested, zero, stack, hwt_mte_active,
+                                hwt_tail_active ? &hwt_tail_key : NULL, s->slot_size);
 }
 
 uintptr_t hwt_slot_release(struct hwt_span *s, uint32_t idx, uint32_t stack)

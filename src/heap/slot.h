@@ -18,7 +18,7 @@
 
 /* Word of the slot holding the untagged address addr; 0 (unused) where no slot is: no
  * span, a span being made, a span's free tail. Lock-free. */
-static inline uint64_t hwt_slot_word_at(uintptr_t addr)
+static inline __attribute__((always_inline)) uint64_t hwt_slot_word_at(uintptr_t addr)
 {
     const struct hwt_span *s = hwt_slab_span_of(addr);
     if (s == NULL || s->slot_size == 0)
@@ -34,45 +34,51 @@ static inline uint64_t hwt_slot_word_at(uintptr_t addr)
  * always faults): the tags their slot words hold, live or not (a freed neighbour's memory
  * has HWT_TAG_FREE, so excluding its old tag only narrows the choice, to 11 tags at
  * worst). The neighbours' words sit next to the slot's own; a guard word (the slot is at
- * its span's edge) sends that side to the adjacent span. An unused slot's word reads as
+ * its span's edge; one test of both words for its bit 63) sends that side to the adjacent
+ * span. An unused slot's word reads as
  * tag 0, which is never picked anyway. Returns the slot's address with the new tag.
  * Tagging must be on. */
 static inline __attribute__((always_inline)) uintptr_t hwt_slot_pick_tag(struct hwt_slab_ref ref)
 {
-    uint64_t left = __atomic_load_n(&ref.slot[-1].word, __ATOMIC_RELAXED);
-    uint64_t old = __atomic_load_n(&ref.slot[0].word, __ATOMIC_RELAXED);
-    uint64_t right = __atomic_load_n(&ref.slot[1].word, __ATOMIC_RELAXED);
-    if (unlikely(hwt_slot_state(left) == HWT_SLOT_EDGE))
-        left = hwt_slot_word_at(ref.addr - HWT_GRANULE);
-    if (unlikely(hwt_slot_state(right) == HWT_SLOT_EDGE))
-        /* the slot size from the span here, not a table load on every malloc */
-        right = hwt_slot_word_at(ref.addr + hwt_slab_span_of(ref.addr)->slot_size);
+    /* volatile loads, as relaxed atomic ones (aligned words, read once): GCC builds each
+     * atomic load's address in a register of its own, two more instructions here */
+    const volatile uint64_t *words = &ref.slot->word;
+    uint64_t left = words[-1];
+    uint64_t old = words[0];
+    uint64_t right = words[1];
+    if (unlikely((left | right) & HWT_SLOT_EDGE_BIT)) {
+        if (left & HWT_SLOT_EDGE_BIT)
+            left = hwt_slot_word_at(ref.addr - HWT_GRANULE);
+        if (right & HWT_SLOT_EDGE_BIT)
+            /* the slot size from the span here, not a table load on every malloc */
+            right = hwt_slot_word_at(ref.addr + hwt_slab_span_of(ref.addr)->slot_size);
+    }
     uint64_t exclude = UINT64_C(1) << HWT_TAG_UNTAGGED | UINT64_C(1) << HWT_TAG_FREE |
                        hwt_slot_tag_bit(old) | hwt_slot_tag_bit(left) | hwt_slot_tag_bit(right);
     return mte_random_tagged(ref.addr, exclude);
 }
 
-/* Makes the free slot ref a live object of size requested: its tag (tagged),
- * its tags and zeroing, its tail pattern (tail), its slot word. Returns the tagged pointer. Inline:
- * malloc's fast path is this and a cache pop. */
-static inline __attribute__((always_inline)) void *hwt_slot_prepare_ref(struct hwt_slab_ref ref,
-                                                                        size_t requested, bool zero,
-                                                                        uint32_t stack, bool tagged,
-                                                                        bool tail)
+/* Makes the free slot ref (slot_size bytes) a live object of size requested: its tag
+ * (tagged), its tags and zeroing, its tail pattern (tail: the key, NULL for none), its slot
+ * word. Returns the tagged
+ * pointer. Inline: malloc's fast path is this and a cache pop. */
+static inline __attribute__((always_inline)) void *
+hwt_slot_prepare_ref(struct hwt_slab_ref ref, size_t requested, bool zero, uint32_t stack,
+                     bool tagged, const struct hwt_tail_key *tail, size_t slot_size)
 {
     uintptr_t tagged_addr = ref.addr;
     size_t usable = hwt_align_up(requested, HWT_GRANULE);
     if (tagged) {
         tagged_addr = hwt_slot_pick_tag(ref);
         if (usable != 0)
-            mte_store_tags_on((void *)tagged_addr, usable, zero);
+            mte_store_tags_within_on((void *)tagged_addr, usable, zero, slot_size);
     } else if (zero) {
         __builtin_memset((void *)ref.addr, 0, usable);
     }
     void *ptr = (void *)tagged_addr;
     unsigned tag = mte_ptr_tag(ptr);
-    if (tail)
-        hwt_tail_put(ptr, requested, zero);
+    if (tail != NULL)
+        hwt_tail_put(tail, ptr, requested, zero);
     __atomic_store_n(&ref.slot->word, hwt_slot_word(HWT_SLOT_LIVE, tag, requested, stack, 0),
                      __ATOMIC_RELEASE);
     return ptr;

@@ -30,28 +30,32 @@ void hwt_tail_init(bool active);
  * odds of 1 in 128 per byte. */
 #define HWT_TAIL_ODD UINT64_C(0x0101010101010101)
 
-/* The 16 pattern bytes of the granule at untagged address granule, as two words. One
- * multiply: this runs on every malloc and free of a size that is not a multiple of 16. */
-static inline void hwt_tail_pattern(uintptr_t granule, uint64_t *p0, uint64_t *p1)
+/* The 16 pattern bytes of the granule at untagged address granule, as two words, the
+ * same word twice (one multiply, one store pair: this runs on every malloc and free of a
+ * size that is not a multiple of 16). */
+static inline void hwt_tail_pattern(const struct hwt_tail_key *key, uintptr_t granule, uint64_t *p0,
+                                    uint64_t *p1)
 {
-    uint64_t v = (granule ^ hwt_tail_key.secret) * hwt_tail_key.mult;
-    *p0 = v | HWT_TAIL_ODD;
-    *p1 = ~v | HWT_TAIL_ODD;
+    uint64_t v = (granule ^ key->secret) * key->mult | HWT_TAIL_ODD;
+    *p0 = v;
+    *p1 = v;
 }
 
 /* Writes the pattern past requested bytes of the fresh object at ptr (tagged). keep: the
  * object's own bytes in that granule must stay (calloc's zeros, realloc in place); a
  * fresh malloc's bytes are undefined, so the whole granule is written in one store pair.
- * For callers that know tails are active (hwt_tail_write checks). */
-static inline __attribute__((always_inline)) void hwt_tail_put(void *ptr, size_t requested,
-                                                               bool keep)
+ * For callers that know tails are active (hwt_tail_write checks); key: hwt_tail_key or a
+ * copy of it (a thread cache's is one load away from the fast paths). */
+static inline __attribute__((always_inline)) void
+hwt_tail_put(const struct hwt_tail_key *key, void *ptr, size_t requested, bool keep)
 {
     unsigned off = (unsigned)(requested & (HWT_GRANULE - 1));
     if (off == 0)
         return;
-    uint64_t *w = (uint64_t *)((uintptr_t)ptr + requested - off);
+    /* the last granule, from the size rounded down: one instruction fewer than - off */
+    uint64_t *w = (uint64_t *)((uintptr_t)ptr + (requested & ~(size_t)(HWT_GRANULE - 1)));
     uint64_t p0, p1;
-    hwt_tail_pattern(mte_untag(w), &p0, &p1);
+    hwt_tail_pattern(key, mte_untag(w), &p0, &p1);
     if (keep) {
         /* the tail is bytes off..15: keep bytes 0..off-1 of the granule */
         if (off < 8) {
@@ -70,26 +74,30 @@ static inline __attribute__((always_inline)) void hwt_tail_put(void *ptr, size_t
 static inline void hwt_tail_write(void *ptr, size_t requested, bool keep)
 {
     if (hwt_tail_active)
-        hwt_tail_put(ptr, requested, keep);
+        hwt_tail_put(&hwt_tail_key, ptr, requested, keep);
 }
 
 /* True when the tail past requested bytes of the object at ptr still holds the pattern
  * (always true for sizes that are a multiple of 16). For callers that know tails are
- * active (hwt_tail_intact checks). */
-static inline __attribute__((always_inline)) bool hwt_tail_ok(const void *ptr, size_t requested)
+ * active (hwt_tail_intact checks); key as hwt_tail_put's. */
+static inline __attribute__((always_inline)) bool hwt_tail_ok(const struct hwt_tail_key *key,
+                                                              const void *ptr, size_t requested)
 {
     unsigned off = (unsigned)(requested & (HWT_GRANULE - 1));
     if (off == 0)
         return true;
-    const uint64_t *w = (const uint64_t *)((uintptr_t)ptr + requested - off);
+    const uint64_t *w =
+        (const uint64_t *)((uintptr_t)ptr + (requested & ~(size_t)(HWT_GRANULE - 1)));
     uint64_t p0, p1;
-    hwt_tail_pattern(mte_untag(w), &p0, &p1);
+    hwt_tail_pattern(key, mte_untag(w), &p0, &p1);
     /* bytes off..15 must match: part of the first word and all of the second, or part of
      * the second */
 #if HWTAG_MTE
     if (off < 8)
         return ((w[0] ^ p0) >> (8 * off)) == 0 && w[1] == p1;
-    return ((w[1] ^ p1) >> (8 * (off - 8))) == 0;
+    /* 8 * (off - 8) is 8 * requested modulo 64, which the shift instruction takes by
+     * itself */
+    return ((w[1] ^ p1) >> ((8 * requested) & 63)) == 0;
 #else
     /* Natively, selects instead of the branch: off follows the program's sizes, often at
      * random, and the mispredicted branch cost more than the rest of the check (churn,
@@ -104,7 +112,7 @@ static inline __attribute__((always_inline)) bool hwt_tail_ok(const void *ptr, s
 
 static inline bool hwt_tail_intact(const void *ptr, size_t requested)
 {
-    return !hwt_tail_active || hwt_tail_ok(ptr, requested);
+    return !hwt_tail_active || hwt_tail_ok(&hwt_tail_key, ptr, requested);
 }
 
 /* The expected and the present tail bytes of the object (for a report): fills up to 15

@@ -113,6 +113,7 @@ struct hwt_tcache *hwt_tcache_create(void)
     }
     tc->stack_key_constants[0] = hwt_unwind_key_constants[0];
     tc->stack_key_constants[1] = hwt_unwind_key_constants[1];
+    tc->tail_key = hwt_tail_key;
     hwt_self.tc = tc;
     return tc;
 }

@@ -11,6 +11,7 @@
 #include "history.h"
 #include "size_class.h"
 #include "slab.h"
+#include "tail.h"
 
 #define HWT_TCACHE_STACKS 64u /* a power of two */
 
@@ -43,6 +44,7 @@ struct hwt_tcache {
      * an empty range (all 0) when unknown. */
     uintptr_t stack_lo, stack_room, stack_last;
     uint64_t stack_key_constants[2]; /* hwt_unwind_key_constants, one load away */
+    struct hwt_tail_key tail_key;    /* hwt_tail_key, one load pair away */
     /* Recent stacks of this thread: 64-bit hash of the frames -> depot id, so a repeated
      * call site skips the depot's shared lookup; key and id side by side, one address
      * for both. Cleared when the tid changes (fork). */

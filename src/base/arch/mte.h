@@ -92,21 +92,13 @@ static inline unsigned mte_load_tag(uintptr_t addr)
         MTE_TAG_AT(insn, p, 96);                                                                   \
     } while (0)
 
-/* Granule stores over [p, end), both granule-aligned, p < end: rounds of four ST2G, then
- * as few stores as the last 16 to 128 bytes need. Every store writes the same tag, so the rest's
- * last ST2G ends at end and may overlap the one before it, which saves the pointer updates and
- * branches of an exact remainder. */
-static inline __attribute__((always_inline)) void mte_tag_granules(uintptr_t p, uintptr_t end,
-                                                                   int zero)
+/* Granule stores over [p, end), both granule-aligned, 16 to 128 bytes: as few as they
+ * need. Every store writes the same tag, so the last ST2G ends at end and may overlap the
+ * one before it, which saves the pointer updates and branches of an exact remainder. */
+static inline __attribute__((always_inline)) void mte_tag_short(uintptr_t p, uintptr_t end,
+                                                                int zero)
 {
-    /* heap addresses are far above 128, so last cannot wrap */
-    for (uintptr_t last = end - 8 * HWT_GRANULE; p < last; p += 8 * HWT_GRANULE) {
-        if (zero)
-            MTE_TAG_ROUND("stz2g", p);
-        else
-            MTE_TAG_ROUND("st2g", p);
-    }
-    uintptr_t rest = end - p; /* 16 to 128 bytes */
+    uintptr_t rest = end - p;
     if (rest > 2 * HWT_GRANULE) {
         if (zero)
             MTE_TAG_AT("stz2g", p, 0);
@@ -141,15 +133,62 @@ static inline __attribute__((always_inline)) void mte_tag_granules(uintptr_t p, 
     }
 }
 
+/* Granule stores over [p, end), both granule-aligned, p < end: rounds of four ST2G, then
+ * mte_tag_short for the last 16 to 128 bytes. */
+static inline __attribute__((always_inline)) void mte_tag_granules(uintptr_t p, uintptr_t end,
+                                                                   int zero)
+{
+    /* heap addresses are far above 128, so last cannot wrap */
+    for (uintptr_t last = end - 8 * HWT_GRANULE; p < last; p += 8 * HWT_GRANULE) {
+        if (zero)
+            MTE_TAG_ROUND("stz2g", p);
+        else
+            MTE_TAG_ROUND("st2g", p);
+    }
+    mte_tag_short(p, end, zero);
+}
+
+/* DC G(Z)VA of the whole blocks [p, end), both block-aligned, p < end: the odd one, the
+ * odd pair, then four a round (on hardware a block is often 64 bytes, so the loop's own
+ * instructions count; a DC takes no offset, so each block costs its address too). */
+static inline __attribute__((always_inline)) void mte_tag_blocks(uintptr_t p, uintptr_t end,
+                                                                 uintptr_t blk, int zero)
+{
+    uintptr_t n = end - p;
+    if (n & blk) {
+        MTE_DC_AT(zero, p);
+        p += blk;
+    }
+    if (n & 2 * blk) {
+        MTE_DC_AT(zero, p);
+        MTE_DC_AT(zero, p + blk);
+        p += 2 * blk;
+    }
+    for (; p < end; p += 4 * blk) {
+        MTE_DC_AT(zero, p);
+        MTE_DC_AT(zero, p + blk);
+        MTE_DC_AT(zero, p + 2 * blk);
+        MTE_DC_AT(zero, p + 3 * blk);
+    }
+}
+
+/* How mte_tag_range_on may tag past end, to the end of end's DC G(Z)VA block, when that
+ * is at most limit. KEEP: for memory past end that has the tag already (a freed slot's
+ * rest is HWT_TAG_FREE); when the block does not then lie whole in the range, the
+ * extension costs ST2G instead of saving them, at most limit - end bytes of them (under a
+ * class's spacing for a slot); testing for that case cost more on every free than it
+ * saves in the rare one. RESTORE: for memory past end that has HWT_TAG_FREE and must keep
+ * it (a fresh object's slot rest), when the range starts on a block and ends at most 128
+ * bytes before one: whole blocks are tagged, then those bytes get HWT_TAG_FREE back with
+ * at most four stores, where the exact range takes up to a block's worth of ST2G (31 of
+ * them under QEMU's 512-byte blocks). */
+enum mte_grow { MTE_GROW_NONE, MTE_GROW_KEEP, MTE_GROW_RESTORE };
+
 /* Tags [p, end) with the tag of p; end - p a multiple of HWT_GRANULE. zero != 0 also
- * zeroes the data (STZ2G / DC GZVA). grow: the range may be extended to the end of its
- * last DC G(Z)VA block when that is at most limit, for callers whose memory past end
- * already has the tag (a freed slot's rest is HWT_TAG_FREE). When the block does not
- * then lie whole in the range, the extension costs ST2G instead of saving them, at most
- * limit - end bytes of them (under a class's spacing for a slot); testing for that case
- * cost more on every free than it saves in the rare one. */
+ * zeroes the data (STZ2G / DC GZVA), and may zero the bytes a grow tags on. grow, limit:
+ * see enum mte_grow. */
 static inline __attribute__((always_inline)) void
-mte_tag_range_on(uintptr_t p, uintptr_t end, int zero, bool grow, uintptr_t limit)
+mte_tag_range_on(uintptr_t p, uintptr_t end, int zero, enum mte_grow grow, uintptr_t limit)
 {
     size_t size = end - p;
     if (size <= 4 * HWT_GRANULE) {
@@ -175,23 +214,29 @@ mte_tag_range_on(uintptr_t p, uintptr_t end, int zero, bool grow, uintptr_t limi
         return;
     }
     uintptr_t blk = hwt_mte_dcz_block;
+    if (grow != MTE_GROW_NONE) {
+        /* the common case of a class whose slots start on blocks: blocks alone */
+        uintptr_t full = hwt_align_up(end, blk);
+        if ((p & (blk - 1)) == 0 && full <= limit &&
+            (grow == MTE_GROW_KEEP || full - end <= 8 * HWT_GRANULE)) {
+            mte_tag_blocks(p, full, blk, zero);
+            if (grow == MTE_GROW_RESTORE && full != end) {
+                uintptr_t r = (uintptr_t)mte_with_tag(end, HWT_TAG_FREE);
+                mte_tag_short(r, r + (full - end), 0);
+            }
+            return;
+        }
+    }
     /* DC G(Z)VA for every whole block inside the range: one instruction tags a block
      * (512 bytes under QEMU) where ST2G tags 32 bytes for about the same cost */
     uintptr_t mid = hwt_align_up(p, blk);
     uintptr_t mid_end = hwt_align_down(end, blk);
-    if (grow && hwt_align_up(end, blk) <= limit)
+    if (grow == MTE_GROW_KEEP && hwt_align_up(end, blk) <= limit)
         end = mid_end = hwt_align_up(end, blk);
     if (mid < mid_end) {
         if (p != mid)
             mte_tag_granules(p, mid, zero);
-        /* two blocks a round (on hardware a block is often 64 bytes, so the loop's own
-         * instructions count), then the odd one */
-        for (p = mid; p + blk < mid_end; p += 2 * blk) {
-            MTE_DC_AT(zero, p);
-            MTE_DC_AT(zero, p + blk);
-        }
-        if (p < mid_end)
-            MTE_DC_AT(zero, p);
+        mte_tag_blocks(mid, mid_end, blk, zero);
         p = mid_end;
         if (p == end)
             return;
@@ -206,7 +251,16 @@ static inline __attribute__((always_inline)) void mte_store_tags_on(void *tagged
                                                                     int zero)
 {
     uintptr_t p = (uintptr_t)tagged;
-    mte_tag_range_on(p, p + size, zero, false, 0);
+    mte_tag_range_on(p, p + size, zero, MTE_GROW_NONE, 0);
+}
+
+/* mte_store_tags_on for a fresh object whose memory up to tagged + limit has
+ * HWT_TAG_FREE and keeps it (see MTE_GROW_RESTORE). */
+static inline __attribute__((always_inline)) void
+mte_store_tags_within_on(void *tagged, size_t size, int zero, size_t limit)
+{
+    uintptr_t p = (uintptr_t)tagged;
+    mte_tag_range_on(p, p + size, zero, MTE_GROW_RESTORE, p + limit);
 }
 
 /* mte_store_tags_on without zeroing, allowed to tag on up to tagged + limit bytes where
@@ -215,7 +269,7 @@ static inline __attribute__((always_inline)) void mte_store_tags_upto_on(void *t
                                                                          size_t limit)
 {
     uintptr_t p = (uintptr_t)tagged;
-    mte_tag_range_on(p, p + size, false, true, p + limit);
+    mte_tag_range_on(p, p + size, false, MTE_GROW_KEEP, p + limit);
 }
 
 static inline void mte_store_tags(void *tagged, size_t size, int zero)
@@ -230,6 +284,20 @@ static inline uintptr_t mte_random_tagged(uintptr_t addr, uint64_t exclude)
     uintptr_t out;
     __asm__ volatile(MTE_ASM_ARCH "irg %0, %1, %2" : "=r"(out) : "r"(addr), "r"(exclude));
     return out;
+}
+
+/* Compare-and-swap of the word at p from expected to desired, acquire and release; true
+ * when it held expected. For callers that know tagging is on: a CPU with MTE (ARMv8.5)
+ * has the LSE atomics, whose CASAL is one instruction where the exclusive pair and its
+ * retry loop (the build's portable code) take six. */
+static inline bool mte_cas_on(uint64_t *p, uint64_t expected, uint64_t desired)
+{
+    uint64_t seen = expected;
+    __asm__ volatile(MTE_ASM_ARCH "casal %0, %2, [%1]"
+                     : "+r"(seen)
+                     : "r"(p), "r"(desired)
+                     : "memory");
+    return seen == expected;
 }
 
 /* Tag Check Override: while set, this thread's accesses are not tag-checked. signal-safe */
@@ -281,6 +349,14 @@ static inline void mte_store_tags_upto_on(void *tagged, size_t size, size_t limi
     (void)limit;
 }
 
+static inline void mte_store_tags_within_on(void *tagged, size_t size, int zero, size_t limit)
+{
+    (void)tagged;
+    (void)size;
+    (void)zero;
+    (void)limit;
+}
+
 static inline void mte_store_tags(void *tagged, size_t size, int zero)
 {
     (void)tagged;
@@ -292,6 +368,12 @@ static inline uintptr_t mte_random_tagged(uintptr_t addr, uint64_t exclude)
 {
     (void)exclude;
     return addr;
+}
+
+static inline bool mte_cas_on(uint64_t *p, uint64_t expected, uint64_t desired)
+{
+    return __atomic_compare_exchange_n(p, &expected, desired, false, __ATOMIC_ACQ_REL,
+                                       __ATOMIC_RELAXED);
 }
 
 static inline void mte_tco_set(void)
