@@ -227,6 +227,11 @@ mte_tag_range_on(uintptr_t p, uintptr_t end, int zero, enum mte_grow grow, uintp
             return;
         }
     }
+    if (size < blk) {
+        /* no whole block inside (a grow would give at most one, for more work) */
+        mte_tag_granules(p, end, zero);
+        return;
+    }
     /* DC G(Z)VA for every whole block inside the range: one instruction tags a block
      * (512 bytes under QEMU) where ST2G tags 32 bytes for about the same cost */
     uintptr_t mid = hwt_align_up(p, blk);
