@@ -60,8 +60,7 @@ static inline __attribute__((always_inline)) uintptr_t hwt_slot_pick_tag(struct 
 
 /* Makes the free slot ref (slot_size bytes) a live object of size requested: its tag
  * (tagged), its tags and zeroing, its tail pattern (tail: the key, NULL for none), its slot
- * word. Returns the tagged
- * pointer. Inline: malloc's fast path is this and a cache pop. */
+ * word. Returns the tagged pointer. Inline: malloc's fast path is this and a cache pop. */
 static inline __attribute__((always_inline)) void *
 hwt_slot_prepare_ref(struct hwt_slab_ref ref, size_t requested, bool zero, uint32_t stack,
                      bool tagged, const struct hwt_tail_key *tail, size_t slot_size)

@@ -30,15 +30,12 @@ void hwt_tail_init(bool active);
  * odds of 1 in 128 per byte. */
 #define HWT_TAIL_ODD UINT64_C(0x0101010101010101)
 
-/* The 16 pattern bytes of the granule at untagged address granule, as two words, the
- * same word twice (one multiply, one store pair: this runs on every malloc and free of a
+/* The pattern word of the granule at untagged address granule: its 16 pattern bytes are
+ * this word twice (one multiply, one store pair: this runs on every malloc and free of a
  * size that is not a multiple of 16). */
-static inline void hwt_tail_pattern(const struct hwt_tail_key *key, uintptr_t granule, uint64_t *p0,
-                                    uint64_t *p1)
+static inline uint64_t hwt_tail_pattern(const struct hwt_tail_key *key, uintptr_t granule)
 {
-    uint64_t v = (granule ^ key->secret) * key->mult | HWT_TAIL_ODD;
-    *p0 = v;
-    *p1 = v;
+    return (granule ^ key->secret) * key->mult | HWT_TAIL_ODD;
 }
 
 /* Writes the pattern past requested bytes of the fresh object at ptr (tagged). keep: the
@@ -54,8 +51,7 @@ hwt_tail_put(const struct hwt_tail_key *key, void *ptr, size_t requested, bool k
         return;
     /* the last granule, from the size rounded down: one instruction fewer than - off */
     uint64_t *w = (uint64_t *)((uintptr_t)ptr + (requested & ~(size_t)(HWT_GRANULE - 1)));
-    uint64_t p0, p1;
-    hwt_tail_pattern(key, mte_untag(w), &p0, &p1);
+    uint64_t p0 = hwt_tail_pattern(key, mte_untag(w)), p1 = p0;
     if (keep) {
         /* the tail is bytes off..15: keep bytes 0..off-1 of the granule */
         if (off < 8) {
@@ -88,22 +84,21 @@ static inline __attribute__((always_inline)) bool hwt_tail_ok(const struct hwt_t
         return true;
     const uint64_t *w =
         (const uint64_t *)((uintptr_t)ptr + (requested & ~(size_t)(HWT_GRANULE - 1)));
-    uint64_t p0, p1;
-    hwt_tail_pattern(key, mte_untag(w), &p0, &p1);
+    uint64_t v = hwt_tail_pattern(key, mte_untag(w));
     /* bytes off..15 must match: part of the first word and all of the second, or part of
      * the second */
 #if HWTAG_MTE
     if (off < 8)
-        return ((w[0] ^ p0) >> (8 * off)) == 0 && w[1] == p1;
+        return ((w[0] ^ v) >> (8 * off)) == 0 && w[1] == v;
     /* 8 * (off - 8) is 8 * requested modulo 64, which the shift instruction takes by
      * itself */
-    return ((w[1] ^ p1) >> ((8 * requested) & 63)) == 0;
+    return ((w[1] ^ v) >> ((8 * requested) & 63)) == 0;
 #else
     /* Natively, selects instead of the branch: off follows the program's sizes, often at
      * random, and the mispredicted branch cost more than the rest of the check (churn,
      * x86_64). Tagged builds keep the branch, which is fewer instructions. Bytes 0..off-1
      * are the object's own, so reading the first word is always allowed. */
-    uint64_t d0 = w[0] ^ p0, d1 = w[1] ^ p1;
+    uint64_t d0 = w[0] ^ v, d1 = w[1] ^ v;
     uint64_t first = -(uint64_t)(off < 8); /* all ones when the tail starts in w[0] */
     uint64_t part = (d0 & first) | (d1 & ~first);
     return ((part >> ((8 * off) & 63)) | (d1 & first)) == 0;
