@@ -26,21 +26,24 @@
 #define HWT_DEPOT_PC_SLOTS (1u << 14) /* open addressing over it, power of two; 32 KiB */
 #define HWT_DEPOT_PC_PROBES 32u
 
-/* The frames after the innermost HWT_DEPOT_INLINE are a tail record of their own, shared by
- * every stack that ends the same way: python3 start-up's 39k stacks of 12 frames have 6.4k
- * distinct tails after 4 frames (after 3: 10k, after 5: 4.2k; 4 costs least). */
+/* A stack is two shared frame records, its innermost HWT_DEPOT_INLINE frames (the head) and
+ * the rest (the tail), named by an 8-byte record of their two ids. python3 start-up's 39.6k
+ * stacks of 12 frames have 15.6k distinct heads and 6.5k distinct tails: the pairs cost 8 bytes
+ * a stack where inline head codes and a tail id cost 16 (the whole depot: 745 KiB -> 619 KiB
+ * by a model of its records; a split after 3 frames costs 641, after 5, 650). */
 #define HWT_DEPOT_INLINE 4u
 
-/* A record, at a unit boundary: a 32-bit header, then bytes.
- *   header  bits 0-19 id of the next record in the bucket (0 = end), bits 20-23 the top bits
- *           of the frames' hash, bits 24-25 kind, bits 26-31 frame count (1..32)
- *   DEPOT_STACK  varint zigzag(tid - the first tid the depot saw), so the main thread's is a
- *           byte; codes of the innermost HWT_DEPOT_INLINE frames (frame_put); if there are
- *           more, varint id of the DEPOT_TAIL record of the rest
- *   DEPOT_TAIL   codes of its frames; found by their hash like a stack, named by stacks only
- *   DEPOT_ALIAS  varint tid as for a stack, varint id of the DEPOT_STACK record with the same
- *           frames seen first from another thread: the thread is part of what a report says,
- *           the frames are shared
+/* A record, at a unit boundary. Its first 32-bit word is a header: bits 0-19 the id of the next
+ * record in the bucket (0 = end), bits 24-25 its kind; the other bits by kind.
+ *   DEPOT_FRAMES  a head or a tail: bits 20-23 the top bits of the frames' hash, bits 26-31
+ *           the frame count (1..32); then the codes of the frames (frame_put). Named by stacks
+ *           only, never handed out.
+ *   DEPOT_STACK  two units: the ids of its head and of its tail (0: the stack has no more
+ *           than HWT_DEPOT_INLINE frames), 40 bits in the 42 bits left of the 64 (stack_pack).
+ *           The stack as the first thread the depot saw captured it.
+ *   DEPOT_ALIAS  the same stack from another thread: bits 20-23 and 26-31 as for frames;
+ *           varint zigzag(tid - the first tid), varint id of the DEPOT_STACK record. The
+ *           thread is part of what a report says, the frames are shared.
  * A record only names older records. Immutable once published through a bucket (release
  * CAS), so readers that reach it with an acquire load need no lock. */
 #define DEPOT_NEXT_MASK ((1u << HWT_STACKDEPOT_ID_BITS) - 1)
@@ -56,7 +59,7 @@
  * so whatever id it is given it stays inside the mapping without checking byte by byte. */
 #define DEPOT_PAD (sizeof(uint32_t) + (DEPOT_VARINT_MAX + 1) * (HWT_STACK_MAX_FRAMES + 2))
 
-enum { DEPOT_DEAD = 0, DEPOT_STACK = 1, DEPOT_ALIAS = 2, DEPOT_TAIL = 3 };
+enum { DEPOT_DEAD = 0, DEPOT_STACK = 1, DEPOT_ALIAS = 2, DEPOT_FRAMES = 3 };
 
 _Static_assert(HWT_STACK_MAX_FRAMES < (1u << (32 - DEPOT_NR_SHIFT)), "frame count fits");
 _Static_assert(HWT_DEPOT_POOL_UNITS <= (1u << HWT_STACKDEPOT_ID_BITS),
@@ -203,17 +206,6 @@ static long pc_index(uint64_t pc)
     return -1;
 }
 
-/* A parsed record. */
-struct depot_view {
-    uint32_t next;
-    uint8_t check; /* top bits of the frames' hash */
-    uint8_t kind;
-    uint8_t nr;
-    uint32_t tid;          /* DEPOT_STACK, DEPOT_ALIAS */
-    uint32_t target;       /* DEPOT_ALIAS: the record holding the frames */
-    const uint8_t *frames; /* DEPOT_STACK, DEPOT_TAIL: the first frame code */
-};
-
 static uint8_t hash_check(uint32_t hash)
 {
     return (uint8_t)(hash >> (32 - 4));
@@ -231,38 +223,44 @@ static uint32_t tid_base(uint32_t tid)
     return (uint32_t)(t0 - 1);
 }
 
-/* Parses the record of id; false when id cannot name a record of this pool. Every read stays
- * inside the pool, whatever id is. */
-static bool depot_view(uint32_t id, struct depot_view *v)
+/* A DEPOT_STACK record's two ids, in the bits of its 64 that the header leaves free: bits
+ * 20-23, then 26-61. */
+static uint64_t stack_pack(uint32_t head, uint32_t tail)
 {
-    const uint8_t *p;
-    uint64_t x;
-    uint32_t header;
+    uint64_t x = (uint64_t)head | (uint64_t)tail << HWT_STACKDEPOT_ID_BITS;
+    return (x & 0xf) << DEPOT_CHECK_SHIFT | (x >> 4) << DEPOT_NR_SHIFT;
+}
 
+static void stack_unpack(uint64_t v, uint32_t *head, uint32_t *tail)
+{
+    uint64_t x = (v >> DEPOT_CHECK_SHIFT & 0xf) | (v >> DEPOT_NR_SHIFT) << 4;
+    *head = (uint32_t)(x & DEPOT_NEXT_MASK);
+    *tail = (uint32_t)(x >> HWT_STACKDEPOT_ID_BITS & DEPOT_NEXT_MASK);
+}
+
+static unsigned record_kind(uint32_t header)
+{
+    return header >> DEPOT_KIND_SHIFT & DEPOT_KIND_MASK;
+}
+
+/* The 64 bits of the DEPOT_STACK record at id (id + 1 is inside the pool's padding at worst). */
+static uint64_t stack_word(uint32_t id)
+{
+    return (uint64_t)depot_pool[id] | (uint64_t)depot_pool[id + 1] << 32;
+}
+
+/* Parses the DEPOT_FRAMES record of id: its frame count and first code; 0 when id cannot name
+ * one in this pool. Every read stays inside the pool, whatever id is. */
+static unsigned frames_view(uint32_t id, const uint8_t **codes)
+{
     if (id == 0 || id >= HWT_DEPOT_POOL_UNITS - 1)
-        return false;
-    header = depot_pool[id];
-    p = (const uint8_t *)&depot_pool[id + 1];
-    v->next = header & DEPOT_NEXT_MASK;
-    v->check = (uint8_t)(header >> DEPOT_CHECK_SHIFT & DEPOT_CHECK_MASK);
-    v->kind = (uint8_t)(header >> DEPOT_KIND_SHIFT & DEPOT_KIND_MASK);
-    v->nr = (uint8_t)(header >> DEPOT_NR_SHIFT);
-    if (v->kind == DEPOT_DEAD || v->nr == 0 || v->nr > HWT_STACK_MAX_FRAMES)
-        return false;
-    v->frames = p;
-    if (v->kind == DEPOT_TAIL)
-        return true;
-    if (!varint_get(&p, &x))
-        return false;
-    /* records exist, so the base is set */
-    v->tid = (uint32_t)(__atomic_load_n(&depot_tid0, __ATOMIC_ACQUIRE) - 1) + (uint32_t)unzigzag(x);
-    v->frames = p;
-    if (v->kind == DEPOT_STACK)
-        return true;
-    if (!varint_get(&p, &x) || x == 0 || x >= id)
-        return false;
-    v->target = (uint32_t)x;
-    return true;
+        return 0;
+    uint32_t header = depot_pool[id];
+    unsigned nr = header >> DEPOT_NR_SHIFT;
+    if (record_kind(header) != DEPOT_FRAMES || nr == 0 || nr > HWT_STACK_MAX_FRAMES)
+        return 0;
+    *codes = (const uint8_t *)&depot_pool[id + 1];
+    return nr;
 }
 
 /* Decodes n frame codes from *p into pcs; with expect, stops at the first frame that differs
@@ -307,97 +305,83 @@ decode_frames(const uint8_t **p, unsigned n, uintptr_t *pcs, const uintptr_t *ex
     return true;
 }
 
-/* Decodes the v->nr frames of the DEPOT_STACK or DEPOT_TAIL record id (viewed as v), checked
- * against expect as decode_frames does when it is not NULL. */
-static bool depot_frames(uint32_t id, const struct depot_view *v, uintptr_t *pcs,
-                         const uintptr_t *expect)
+/* The frames of the DEPOT_STACK record id into pcs (room for HWT_STACK_MAX_FRAMES); the
+ * count, 0 for an id that names no stack. */
+static unsigned stack_frames(uint32_t id, uintptr_t *pcs)
 {
-    const uint8_t *p = v->frames;
-    struct depot_view tail;
-    unsigned inline_nr;
-    uint64_t x;
+    const uint8_t *codes;
+    uint32_t head, tail;
+    unsigned n, rest = 0;
 
-    if (v->kind == DEPOT_TAIL)
-        return decode_frames(&p, v->nr, pcs, expect);
-    inline_nr = v->nr < HWT_DEPOT_INLINE ? v->nr : HWT_DEPOT_INLINE;
-    if (!decode_frames(&p, inline_nr, pcs, expect))
-        return false;
-    if (v->nr == inline_nr)
-        return true;
-    if (!varint_get(&p, &x) || x == 0 || x >= id)
-        return false;
-    if (!depot_view((uint32_t)x, &tail) || tail.kind != DEPOT_TAIL || tail.nr != v->nr - inline_nr)
-        return false;
-    p = tail.frames;
-    return decode_frames(&p, tail.nr, pcs + inline_nr, expect ? expect + inline_nr : NULL);
-}
-
-/* The frames of the record of id, following an alias; the count, or 0 for a bad id or a
- * tail (not a stack of its own). */
-static unsigned depot_fetch(uint32_t id, struct depot_view *v, uintptr_t *pcs)
-{
-    struct depot_view target;
-
-    if (!depot_view(id, v) || v->kind == DEPOT_TAIL)
+    if (id == 0 || id >= HWT_DEPOT_POOL_UNITS - 1 || record_kind(depot_pool[id]) != DEPOT_STACK)
         return 0;
-    if (v->kind == DEPOT_ALIAS) {
-        if (!depot_view(v->target, &target) || target.kind != DEPOT_STACK || target.nr != v->nr ||
-            !depot_frames(v->target, &target, pcs, NULL))
+    stack_unpack(stack_word(id), &head, &tail);
+    if (head >= id || tail >= id)
+        return 0;
+    n = frames_view(head, &codes);
+    if (n == 0 || n > HWT_DEPOT_INLINE || (tail != 0 && n != HWT_DEPOT_INLINE) ||
+        !decode_frames(&codes, n, pcs, NULL))
+        return 0;
+    if (tail != 0) {
+        rest = frames_view(tail, &codes);
+        if (rest == 0 || n + rest > HWT_STACK_MAX_FRAMES ||
+            !decode_frames(&codes, rest, pcs + n, NULL))
             return 0;
-        return v->nr;
     }
-    return depot_frames(id, v, pcs, NULL) ? v->nr : 0;
+    return n + rest;
 }
 
-static bool frames_equal(const uintptr_t *a, const uintptr_t *b, unsigned n)
-{
-    for (unsigned i = 0; i < n; i++)
-        if (a[i] != b[i])
-            return false;
-    return true;
-}
-
-/* What a chain walk looks for: a stack of tid (or, in *base, the first DEPOT_STACK of the same
- * frames from another thread), or a tail. */
+/* What a chain walk looks for, by kind: frames (pcs, n), a stack (head, tail), or an alias
+ * (tid, target). */
 struct depot_key {
     uint32_t hash;
-    bool tail;
-    uint32_t tid;
+    unsigned kind;
     const uintptr_t *pcs;
     unsigned n;
+    uint32_t head, tail;
+    uint32_t tid, target;
 };
 
-/* Walks the chain from head down to (not including) stop. Returns the id of the record of key
- * or 0; *base as above. */
-static uint32_t depot_find(uint32_t head, uint32_t stop, const struct depot_key *key,
-                           uint32_t *base)
+/* Whether the record at id is the one of key. */
+static bool record_matches(uint32_t id, const struct depot_key *key)
 {
     uintptr_t frames[HWT_STACK_MAX_FRAMES];
-    struct depot_view v;
+    uint32_t header = depot_pool[id], head, tail;
+    const uint8_t *p;
+    uint64_t x;
 
-    /* what the header of a candidate holds: its hash bits and count, and a tail or not */
-    uint32_t want = (uint32_t)hash_check(key->hash) << DEPOT_CHECK_SHIFT | key->n << DEPOT_NR_SHIFT;
-    uint32_t mask = DEPOT_CHECK_MASK << DEPOT_CHECK_SHIFT | 0xffffffffu << DEPOT_NR_SHIFT;
-    uint32_t next;
+    if (record_kind(header) != key->kind)
+        return false;
+    switch (key->kind) {
+    case DEPOT_STACK:
+        stack_unpack(stack_word(id), &head, &tail);
+        return head == key->head && tail == key->tail;
+    case DEPOT_FRAMES:
+        if ((header & ~DEPOT_NEXT_MASK) !=
+            ((uint32_t)hash_check(key->hash) << DEPOT_CHECK_SHIFT |
+             (uint32_t)DEPOT_FRAMES << DEPOT_KIND_SHIFT | key->n << DEPOT_NR_SHIFT))
+            return false;
+        p = (const uint8_t *)&depot_pool[id + 1];
+        return decode_frames(&p, key->n, frames, key->pcs);
+    default: /* DEPOT_ALIAS */
+        if ((header >> DEPOT_CHECK_SHIFT & DEPOT_CHECK_MASK) != hash_check(key->hash))
+            return false;
+        p = (const uint8_t *)&depot_pool[id + 1];
+        if (!varint_get(&p, &x) || x != zigzag((uint64_t)((int64_t)key->tid - tid_base(key->tid))))
+            return false;
+        return varint_get(&p, &x) && x == key->target;
+    }
+}
 
-    for (uint32_t id = head; id != 0 && id != stop; id = next) {
+/* Walks the chain from head down to (not including) stop. Returns the id of the record of key
+ * or 0. */
+static uint32_t depot_find(uint32_t head, uint32_t stop, const struct depot_key *key)
+{
+    for (uint32_t id = head; id != 0 && id != stop; id = depot_pool[id] & DEPOT_NEXT_MASK) {
         if (id >= HWT_DEPOT_POOL_UNITS - 1)
             return 0;
-        uint32_t header = depot_pool[id];
-        next = header & DEPOT_NEXT_MASK;
-        if ((header & mask) != want ||
-            ((header >> DEPOT_KIND_SHIFT & DEPOT_KIND_MASK) == DEPOT_TAIL) != key->tail)
-            continue;
-        if (!depot_view(id, &v))
-            return 0;
-        if (v.kind == DEPOT_ALIAS ? v.tid != key->tid || depot_fetch(id, &v, frames) != key->n ||
-                                        !frames_equal(frames, key->pcs, key->n)
-                                  : !depot_frames(id, &v, frames, key->pcs))
-            continue;
-        if (key->tail || v.tid == key->tid)
+        if (record_matches(id, key))
             return id;
-        if (*base == 0)
-            *base = id;
     }
     return 0;
 }
@@ -418,68 +402,60 @@ static unsigned encode_frames(uint8_t *p, const uintptr_t *pcs, unsigned n)
     return len;
 }
 
-/* Codes the body of a record of key into buf after its header: an alias of base when base is
- * not 0, a stack naming tail when tail is not 0. Zero-pads it to whole units; returns them. */
-static unsigned depot_encode(uint8_t *buf, const struct depot_key *key, uint32_t base,
-                             uint32_t tail)
+/* Codes the record of key into buf: its header without the next id (bits 0-19 clear), then its
+ * body, zero-padded to whole units. Returns the units. */
+static unsigned depot_encode(uint8_t *buf, const struct depot_key *key)
 {
-    unsigned len = sizeof(uint32_t); /* the header, written at publication */
+    uint32_t header = (uint32_t)key->kind << DEPOT_KIND_SHIFT;
+    unsigned len = sizeof(uint32_t);
 
-    if (!key->tail)
-        len += varint_put(buf + len, zigzag((uint64_t)((int64_t)key->tid - tid_base(key->tid))));
-    if (base) {
-        len += varint_put(buf + len, base);
-    } else if (key->tail) {
-        len += encode_frames(buf + len, key->pcs, key->n);
-    } else {
-        len += encode_frames(buf + len, key->pcs, tail ? HWT_DEPOT_INLINE : key->n);
-        if (tail)
-            len += varint_put(buf + len, tail);
+    switch (key->kind) {
+    case DEPOT_STACK: {
+        uint64_t v = stack_pack(key->head, key->tail) | header;
+        __builtin_memcpy(buf, &v, sizeof(v));
+        return 2;
     }
+    case DEPOT_FRAMES:
+        header |= (uint32_t)hash_check(key->hash) << DEPOT_CHECK_SHIFT | key->n << DEPOT_NR_SHIFT;
+        len += encode_frames(buf + len, key->pcs, key->n);
+        break;
+    default: /* DEPOT_ALIAS */
+        header |= (uint32_t)hash_check(key->hash) << DEPOT_CHECK_SHIFT | key->n << DEPOT_NR_SHIFT;
+        len += varint_put(buf + len, zigzag((uint64_t)((int64_t)key->tid - tid_base(key->tid))));
+        len += varint_put(buf + len, key->target);
+        break;
+    }
+    __builtin_memcpy(buf, &header, sizeof(header));
     while (len % HWT_DEPOT_UNIT)
         buf[len++] = 0;
     return len / HWT_DEPOT_UNIT;
 }
 
-static uint32_t depot_header(uint32_t next, const struct depot_key *key, unsigned kind)
-{
-    return next | (uint32_t)hash_check(key->hash) << DEPOT_CHECK_SHIFT |
-           (uint32_t)kind << DEPOT_KIND_SHIFT | key->n << DEPOT_NR_SHIFT;
-}
-
-/* Finds the record of key, or adds it. Returns its id, 0 when the pool is full. */
-static uint32_t depot_insert(const struct depot_key *key)
+/* Finds the record of key, or adds it; *added says which. Returns its id, 0 when the pool is
+ * full. */
+static uint32_t depot_insert(const struct depot_key *key, bool *added)
 {
     uint8_t buf[DEPOT_RECORD_MAX + HWT_DEPOT_UNIT];
     uint32_t *bucket = &depot_buckets[key->hash & (HWT_DEPOT_BUCKETS - 1)];
-    uint32_t head, found, id, base = 0, tail = 0;
-    unsigned kind = key->tail ? DEPOT_TAIL : DEPOT_STACK;
+    uint32_t head, found, id, header;
     uint64_t units, start;
 
+    *added = false;
     head = __atomic_load_n(bucket, __ATOMIC_ACQUIRE);
-    found = depot_find(head, 0, key, &base);
+    found = depot_find(head, 0, key);
     if (found)
         return found;
-    if (base) {
-        kind = DEPOT_ALIAS;
-    } else if (!key->tail && key->n > HWT_DEPOT_INLINE) {
-        const uintptr_t *rest = key->pcs + HWT_DEPOT_INLINE;
-        unsigned rest_n = key->n - HWT_DEPOT_INLINE;
-        struct depot_key tail_key = {depot_hash(rest, rest_n), true, 0, rest, rest_n};
-        tail = depot_insert(&tail_key);
-        if (tail == 0)
-            return 0;
-    }
 
     /* Bump-allocate. Once full, the pool stays full: the load keeps the counter from growing
      * further than one record per racing thread past the end. */
-    units = depot_encode(buf, key, base, tail);
+    units = depot_encode(buf, key);
     if (__atomic_load_n(&depot_used, __ATOMIC_RELAXED) + units > HWT_DEPOT_POOL_UNITS)
         return 0;
     start = __atomic_fetch_add(&depot_used, units, __ATOMIC_RELAXED);
     if (start + units > HWT_DEPOT_POOL_UNITS)
         return 0;
     id = (uint32_t)start;
+    __builtin_memcpy(&header, buf, sizeof(header));
     for (unsigned i = 1; i < units; i++) {
         uint32_t word;
         __builtin_memcpy(&word, buf + i * HWT_DEPOT_UNIT, sizeof(word));
@@ -487,46 +463,96 @@ static uint32_t depot_insert(const struct depot_key *key)
     }
 
     for (;;) {
-        uint32_t old = head, ignored = 0;
-        depot_pool[id] = depot_header(head, key, kind);
+        uint32_t old = head;
+        depot_pool[id] = header | head;
         if (__atomic_compare_exchange_n(bucket, &head, id, false, __ATOMIC_RELEASE,
                                         __ATOMIC_ACQUIRE))
             break;
         /* Someone published first: if it is the same record, theirs wins (ours is leaked, a
          * rare race bounded by the number of threads) so every thread gets the same id. */
-        found = depot_find(head, old, key, &ignored);
+        found = depot_find(head, old, key);
         if (found) {
             depot_pool[id] = 0; /* DEPOT_DEAD: never a record */
             return found;
         }
     }
-    if (!key->tail)
-        __atomic_fetch_add(&depot_stacks, 1, __ATOMIC_RELAXED);
+    *added = true;
     return id;
+}
+
+/* Id of the DEPOT_FRAMES record of pcs[0..n), stored if new; 0 when the pool is full. */
+static uint32_t frames_put(const uintptr_t *pcs, unsigned n)
+{
+    struct depot_key key = {.hash = depot_hash(pcs, n), .kind = DEPOT_FRAMES, .pcs = pcs, .n = n};
+    bool added;
+    return depot_insert(&key, &added);
+}
+
+static uint32_t mix_ids(uint64_t a, uint64_t b)
+{
+    uint64_t h = (a << 32 ^ b) * 0x9e3779b97f4a7c15u;
+    return (uint32_t)(h >> 32 ^ h);
 }
 
 uint32_t hwt_stackdepot_put(uint32_t tid, const uintptr_t *pcs, unsigned n)
 {
+    struct depot_key key = {.kind = DEPOT_STACK};
+    uint32_t id;
+    bool added;
+
     if (n == 0 || !depot_ready())
         return 0;
     if (n > HWT_STACK_MAX_FRAMES)
         n = HWT_STACK_MAX_FRAMES;
-    struct depot_key key = {depot_hash(pcs, n), false, tid, pcs, n};
-    return depot_insert(&key);
+    key.head = frames_put(pcs, n < HWT_DEPOT_INLINE ? n : HWT_DEPOT_INLINE);
+    if (n > HWT_DEPOT_INLINE)
+        key.tail = frames_put(pcs + HWT_DEPOT_INLINE, n - HWT_DEPOT_INLINE);
+    if (key.head == 0 || (n > HWT_DEPOT_INLINE && key.tail == 0))
+        return 0;
+    key.hash = mix_ids(key.head, key.tail);
+    id = depot_insert(&key, &added);
+    if (id == 0)
+        return 0;
+    if (tid != tid_base(tid)) {
+        key = (struct depot_key){.kind = DEPOT_ALIAS, .n = n, .tid = tid, .target = id};
+        key.hash = mix_ids(id, (uint64_t)tid | UINT64_C(1) << 32);
+        id = depot_insert(&key, &added);
+    }
+    if (added)
+        __atomic_fetch_add(&depot_stacks, 1, __ATOMIC_RELAXED);
+    return id;
 }
 
 unsigned hwt_stackdepot_get(uint32_t id, uint32_t *tid, uintptr_t *pcs, unsigned max)
 {
     uintptr_t frames[HWT_STACK_MAX_FRAMES];
-    struct depot_view v;
+    uint32_t stack_tid, header;
+    const uint8_t *p;
+    uint64_t x;
     unsigned n;
 
     if (__atomic_load_n(&depot_state, __ATOMIC_ACQUIRE) != DEPOT_READY)
         return 0;
     /* Ids in [1, used) were handed out; only published records are reachable from one. */
-    if (id >= __atomic_load_n(&depot_used, __ATOMIC_ACQUIRE))
+    if (id == 0 || id >= __atomic_load_n(&depot_used, __ATOMIC_ACQUIRE) ||
+        id >= HWT_DEPOT_POOL_UNITS - 1)
         return 0;
-    n = depot_fetch(id, &v, frames);
+    /* records exist, so the base is set */
+    stack_tid = (uint32_t)(__atomic_load_n(&depot_tid0, __ATOMIC_ACQUIRE) - 1);
+    header = depot_pool[id];
+    if (record_kind(header) == DEPOT_ALIAS) {
+        p = (const uint8_t *)&depot_pool[id + 1];
+        if (!varint_get(&p, &x))
+            return 0;
+        stack_tid += (uint32_t)unzigzag(x);
+        if (!varint_get(&p, &x) || x == 0 || x >= id)
+            return 0;
+        n = stack_frames((uint32_t)x, frames);
+        if (n != header >> DEPOT_NR_SHIFT)
+            return 0;
+    } else {
+        n = stack_frames(id, frames);
+    }
     if (n == 0)
         return 0;
     if (n > max)
@@ -534,7 +560,7 @@ unsigned hwt_stackdepot_get(uint32_t id, uint32_t *tid, uintptr_t *pcs, unsigned
     for (unsigned i = 0; i < n; i++)
         pcs[i] = frames[i];
     if (tid)
-        *tid = v.tid;
+        *tid = stack_tid;
     return n;
 }
 

@@ -14,9 +14,13 @@
 #define THREAD_STACKS 2000u
 /* More distinct frames than the depot's frame table holds, so later frames are coded as deltas */
 #define TABLE_OVERFLOW_PCS (1u << 15)
-/* A 12-frame stack whose frames are all known to the frame table costs at most this much */
+/* The first thread to store a stack (test_same_stack_same_id runs first): its stacks need no
+ * alias record. */
+#define FIRST_TID 7u
+/* A 12-frame stack of the first thread whose frames are all known to the frame table costs at
+ * most this much: a head of 4 frame codes, a tail of 8, the pair of their ids */
 #define SHORT_STACK_BYTES 40u
-/* ... and this much when its outer frames are those of a stored stack */
+/* ... and this much when its outer frames are those of a stored stack: a head and the pair */
 #define SHARED_TAIL_BYTES 20u
 /* An alias: the same frames from another thread */
 #define ALIAS_BYTES 12u
@@ -34,8 +38,8 @@ static void test_same_stack_same_id(void **state)
 
     (void)state;
     make_stack(pcs, 8, 1);
-    a = hwt_stackdepot_put(7, pcs, 8);
-    b = hwt_stackdepot_put(7, pcs, 8);
+    a = hwt_stackdepot_put(FIRST_TID, pcs, 8);
+    b = hwt_stackdepot_put(FIRST_TID, pcs, 8);
     assert_int_not_equal(a, 0);
     assert_int_equal(a, b);
 }
@@ -132,19 +136,24 @@ static void test_known_frames_cost_little(void **state)
     make_stack(pcs, 12, 6);
     for (unsigned i = 0; i < 12; i++)
         rev[i] = pcs[11 - i];
-    assert_round_trip(700001, pcs, 12);
+    assert_round_trip(FIRST_TID, pcs, 12);
     /* the same frames in another order: a new stack, none of them a new frame */
     hwt_stackdepot_usage(&stacks, &bytes0);
-    assert_round_trip(700001, rev, 12);
+    assert_round_trip(FIRST_TID, rev, 12);
     hwt_stackdepot_usage(&stacks, &bytes1);
     assert_true(bytes1 - bytes0 <= SHORT_STACK_BYTES);
     /* another innermost frame, the same callers: the outer frames are shared */
     rev[0] = pcs[1];
-    assert_round_trip(700001, rev, 12);
+    assert_round_trip(FIRST_TID, rev, 12);
     hwt_stackdepot_usage(&stacks, &bytes0);
     assert_true(bytes0 - bytes1 <= SHARED_TAIL_BYTES);
     /* and the stack is still told apart from the one sharing its callers */
-    assert_int_not_equal(hwt_stackdepot_put(700001, rev, 12), hwt_stackdepot_put(700001, pcs, 12));
+    assert_int_not_equal(hwt_stackdepot_put(FIRST_TID, rev, 12),
+                         hwt_stackdepot_put(FIRST_TID, pcs, 12));
+    /* the same stack from another thread: an alias of it, no frames */
+    assert_round_trip(700001, rev, 12);
+    hwt_stackdepot_usage(&stacks, &bytes1);
+    assert_true(bytes1 - bytes0 <= ALIAS_BYTES);
 }
 
 static void test_other_thread_shares_frames(void **state)
