@@ -39,6 +39,17 @@ for target in heap options size_class; do
     fi
     rm -rf "$work" "$work.log"
 done
+# ThreadSanitizer on the core's objects (clang, tagging compiled out): threads freeing each
+# other's objects, threads exiting with full caches, forks while others allocate.
+echo "== ThreadSanitizer stress, ${HWTAG_TSAN_SECONDS:-10} s"
+cmake -S . -B build/tsan -DCMAKE_C_COMPILER=clang -DCMAKE_BUILD_TYPE=RelWithDebInfo -DHWTAG_MTE=OFF \
+    -DHWTAG_TSAN=ON -DHWTAG_WERROR=OFF -DHWTAG_LTO=OFF -DHWTAG_BUILD_BENCH=OFF >/dev/null
+cmake --build build/tsan -j2 --target tsan_heap >/dev/null 2>&1
+if ! TSAN_OPTIONS=halt_on_error=1 build/tsan/tests/tsan_heap "${HWTAG_TSAN_SECONDS:-10}" 2>&1 |
+    grep -v '^hwtag: MTE is not available'; then
+    echo "tsan_heap: FAILED"
+    status=1
+fi
 # The Debian packages, built from this tree and tested from a staging root (about a minute).
 echo "== Debian packages"
 bash tests/package/run.sh build/package || status=1

@@ -21,7 +21,8 @@ struct batch {
 
 struct transfer {
     struct hwt_lock lock;
-    uint32_t count; /* batches[0..count) are kept; lock */
+    /* batches[0..count) are kept; written under lock, with atomic stores for the peek */
+    uint32_t count;
     struct batch batches[BATCHES];
 } __attribute__((aligned(64)));
 
@@ -37,7 +38,8 @@ bool hwt_transfer_put(unsigned arena, unsigned cls, const struct hwt_slab_ref *s
     bool kept = false;
     hwt_lock(&t->lock);
     if (t->count < BATCHES) {
-        struct batch *b = &t->batches[t->count++];
+        struct batch *b = &t->batches[t->count];
+        __atomic_store_n(&t->count, t->count + 1, __ATOMIC_RELAXED);
         b->n = n;
         __builtin_memcpy(b->slots, slots, n * sizeof(*slots));
         kept = true;
@@ -55,7 +57,8 @@ unsigned hwt_transfer_take(unsigned arena, unsigned cls, struct hwt_slab_ref *ou
     unsigned got = 0;
     hwt_lock(&t->lock);
     if (t->count > 0 && t->batches[t->count - 1].n <= n) {
-        struct batch *b = &t->batches[--t->count];
+        __atomic_store_n(&t->count, t->count - 1, __ATOMIC_RELAXED);
+        struct batch *b = &t->batches[t->count];
         got = b->n;
         __builtin_memcpy(out, b->slots, got * sizeof(*out));
     }
