@@ -83,14 +83,15 @@ def configs(lib, shim):
     return out
 
 
-def count(plugin, prog, preload, env, size, ops, threads, tmp):
+def count(plugin, prog, preload, env, size, ops, threads, tmp, burst=0):
     out = os.path.join(tmp, "c-%d-%d-%d-%d.txt" % (os.getpid(), size, ops, hash((tuple(preload), tuple(sorted(env.items())))) & 0xffffff))
     argv = QEMU + ["-plugin", "%s,out=%s" % (plugin, out)]
     for k, v in sorted(env.items()):
         argv += ["-E", "%s=%s" % (k, v)]
     if preload:
         argv += ["-E", "LD_PRELOAD=" + ":".join(preload)]
-    argv += [prog, "--ops", str(ops), "--size", str(size), "--live", "64", "--threads", str(threads)]
+    argv += [prog, "--ops", str(ops), "--size", str(size), "--live", "64", "--threads", str(threads),
+             "--burst", str(burst)]
     p = subprocess.run(argv, capture_output=True, text=True, timeout=600)
     if p.returncode != 0 or "RESULT" not in p.stdout:
         raise RuntimeError("%s failed: %s" % (" ".join(argv), p.stderr[-400:]))
@@ -127,8 +128,12 @@ def main():
     ap.add_argument("--build-dir", default=os.path.join(ROOT, "build/insns"))
     ap.add_argument("--out", default=os.path.join(ROOT, "results"))
     ap.add_argument("--jobs", type=int, default=2)
+    ap.add_argument("--burst", type=int, default=0,
+                    help="the other shape: N blocks allocated, then freed (writes insns-burst.md)")
     args = ap.parse_args()
     n = args.ops or (20000 if args.quick else 100000)
+    if args.burst:
+        n -= n % args.burst
     sizes = [int(s) for s in args.sizes.split(",")]
     plugin, prog, shim = build(args.build_dir)
     cs = configs(os.path.abspath(args.lib), shim)
@@ -139,7 +144,7 @@ def main():
             for s in sizes:
                 for ops in (0, n):
                     jobs[(c[0], s, ops)] = ex.submit(count, plugin, prog, c[2], c[3], s, ops,
-                                                     args.threads, args.build_dir)
+                                                     args.threads, args.build_dir, args.burst)
     res = {}
     for c in cs:
         for s in sizes:
@@ -151,10 +156,12 @@ def write(args, n, sizes, cs, res, elapsed):
     sz = " / ".join("%d" % s for s in sizes)
     L = ["# Guest instructions per malloc+free pair (issue 10)", "",
          "`bench/insns.py%s`: qemu-aarch64 %s with the plugin `bench/insncount/insncount.c`;"
-         " `bench/bench_pairs` with 64 live blocks, %d thread(s), run with 0 and %d pairs, cells"
+         " `bench/bench_pairs` with %s, %d thread(s), run with 0 and %d pairs, cells"
          " = (count(%d) - count(0)) / %d, so start-up and the live set are excluded. Exact counts:"
          " they do not move with the machine's load (%.0f s in all)." % (
-             " --quick" if args.quick else "", "7.2", args.threads, n, n, n * args.threads, elapsed), "",
+             (" --quick" if args.quick else "") + (" --burst %d" % args.burst if args.burst else ""), "7.2",
+             "bursts of %d blocks allocated, then all freed" % args.burst if args.burst else "64 live blocks",
+             args.threads, n, n, n * args.threads, elapsed), "",
          "All guest instructions of the process per pair (the benchmark loop's own ~23 are in"
          " every cell), and the MTE tag instructions per pair (irg, gmi, addg, subg, subp,"
          " stg/stzg/st2g/stz2g/stgp, ldg, dc gva/gzva; TCO writes apart):", "",
@@ -192,7 +199,7 @@ def write(args, n, sizes, cs, res, elapsed):
         L.append("- `%s`: %s%s%s" % (c[0], c[1], (" — `" + extra + "`") if extra else "",
                                      (" — `LD_PRELOAD=" + pre + "`") if pre else ""))
     os.makedirs(args.out, exist_ok=True)
-    path = os.path.join(args.out, "insns-quick.md" if args.quick else "insns.md")
+    path = os.path.join(args.out, "insns%s%s.md" % ("-burst" if args.burst else "", "-quick" if args.quick else ""))
     with open(path, "w") as f:
         f.write("\n".join(L) + "\n")
     print("\n".join(L))
