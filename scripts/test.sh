@@ -22,9 +22,11 @@ done
 # A bounded libFuzzer run of each fuzz target (clang, ASan+UBSan, tagging compiled out):
 # random option strings, size classes, and malloc/free/realloc/memalign sequences checked
 # against a model of the heap's contents.
+# the sanitized trees below: clang, tagging compiled out, no LTO, no bench programs
+clang_tree=(-DCMAKE_C_COMPILER=clang -DHWTAG_MTE=OFF -DHWTAG_WERROR=OFF -DHWTAG_LTO=OFF
+    -DHWTAG_BUILD_BENCH=OFF)
 echo "== libFuzzer, ${HWTAG_FUZZ_SECONDS:-20} s a target"
-cmake -S . -B build/fuzz -DCMAKE_C_COMPILER=clang -DCMAKE_BUILD_TYPE=Debug -DHWTAG_MTE=OFF \
-    -DHWTAG_SANITIZE=ON -DHWTAG_WERROR=OFF -DHWTAG_LTO=OFF -DHWTAG_BUILD_BENCH=OFF >/dev/null
+cmake -S . -B build/fuzz "${clang_tree[@]}" -DCMAKE_BUILD_TYPE=Debug -DHWTAG_SANITIZE=ON >/dev/null
 cmake --build build/fuzz -j2 --target fuzz_heap fuzz_options fuzz_size_class >/dev/null 2>&1
 for target in heap options size_class; do
     work=$(mktemp -d)
@@ -42,10 +44,11 @@ done
 # ThreadSanitizer on the core's objects (clang, tagging compiled out): threads freeing each
 # other's objects, threads exiting with full caches, forks while others allocate.
 echo "== ThreadSanitizer stress, ${HWTAG_TSAN_SECONDS:-10} s"
-cmake -S . -B build/tsan -DCMAKE_C_COMPILER=clang -DCMAKE_BUILD_TYPE=RelWithDebInfo -DHWTAG_MTE=OFF \
-    -DHWTAG_TSAN=ON -DHWTAG_WERROR=OFF -DHWTAG_LTO=OFF -DHWTAG_BUILD_BENCH=OFF >/dev/null
+cmake -S . -B build/tsan "${clang_tree[@]}" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DHWTAG_TSAN=ON >/dev/null
 cmake --build build/tsan -j2 --target tsan_heap >/dev/null 2>&1
-if ! TSAN_OPTIONS=halt_on_error=1 build/tsan/tests/tsan_heap "${HWTAG_TSAN_SECONDS:-10}" 2>&1 |
+# (the script's own HWTAG_*_SECONDS are not the library's options: kept from its parser)
+if ! env -u HWTAG_FUZZ_SECONDS -u HWTAG_TSAN_SECONDS TSAN_OPTIONS=halt_on_error=1 \
+    build/tsan/tests/tsan_heap "${HWTAG_TSAN_SECONDS:-10}" 2>&1 |
     grep -v '^hwtag: MTE is not available'; then
     echo "tsan_heap: FAILED"
     status=1

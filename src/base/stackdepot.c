@@ -78,7 +78,7 @@ static uint64_t *depot_pcs;            /* the frame table, by index */
 static uint16_t *depot_pc_slots;       /* index + 1 of a frame table entry, 0 = empty; atomic */
 static uint32_t depot_pc_count;        /* frame table indexes handed out; may pass the end */
 static uint64_t depot_used = 1;        /* units handed out (unit 0 reserved); may pass the end */
-static uint64_t depot_stacks;          /* stack and alias records published */
+static uint64_t depot_stacks;          /* records a put made and returned: (thread, stack) pairs */
 static uint64_t depot_tid0;            /* the first tid put + 1, 0 until then; set once */
 
 /* Reserves the pool at first use. A put racing the first one gets 0 (no stack) rather than
@@ -332,15 +332,23 @@ static unsigned stack_frames(uint32_t id, uintptr_t *pcs)
 }
 
 /* What a chain walk looks for, by kind: frames (pcs, n), a stack (head, tail), or an alias
- * (tid, target). */
+ * (tid_code, target; n frames). tid_code: zigzag(tid - the first tid), as the record holds it. */
 struct depot_key {
     uint32_t hash;
     unsigned kind;
     const uintptr_t *pcs;
     unsigned n;
     uint32_t head, tail;
-    uint32_t tid, target;
+    uint64_t tid_code;
+    uint32_t target;
 };
+
+/* The header of a DEPOT_FRAMES or DEPOT_ALIAS record of key, without the next id. */
+static uint32_t counted_header(const struct depot_key *key)
+{
+    return (uint32_t)hash_check(key->hash) << DEPOT_CHECK_SHIFT |
+           (uint32_t)key->kind << DEPOT_KIND_SHIFT | key->n << DEPOT_NR_SHIFT;
+}
 
 /* Whether the record at id is the one of key. */
 static bool record_matches(uint32_t id, const struct depot_key *key)
@@ -352,25 +360,17 @@ static bool record_matches(uint32_t id, const struct depot_key *key)
 
     if (record_kind(header) != key->kind)
         return false;
-    switch (key->kind) {
-    case DEPOT_STACK:
+    if (key->kind == DEPOT_STACK) {
         stack_unpack(stack_word(id), &head, &tail);
         return head == key->head && tail == key->tail;
-    case DEPOT_FRAMES:
-        if ((header & ~DEPOT_NEXT_MASK) !=
-            ((uint32_t)hash_check(key->hash) << DEPOT_CHECK_SHIFT |
-             (uint32_t)DEPOT_FRAMES << DEPOT_KIND_SHIFT | key->n << DEPOT_NR_SHIFT))
-            return false;
-        p = (const uint8_t *)&depot_pool[id + 1];
-        return decode_frames(&p, key->n, frames, key->pcs);
-    default: /* DEPOT_ALIAS */
-        if ((header >> DEPOT_CHECK_SHIFT & DEPOT_CHECK_MASK) != hash_check(key->hash))
-            return false;
-        p = (const uint8_t *)&depot_pool[id + 1];
-        if (!varint_get(&p, &x) || x != zigzag((uint64_t)((int64_t)key->tid - tid_base(key->tid))))
-            return false;
-        return varint_get(&p, &x) && x == key->target;
     }
+    if ((header & ~DEPOT_NEXT_MASK) != counted_header(key))
+        return false;
+    p = (const uint8_t *)&depot_pool[id + 1];
+    if (key->kind == DEPOT_FRAMES)
+        return decode_frames(&p, key->n, frames, key->pcs);
+    /* DEPOT_ALIAS */
+    return varint_get(&p, &x) && x == key->tid_code && varint_get(&p, &x) && x == key->target;
 }
 
 /* Walks the chain from head down to (not including) stop. Returns the id of the record of key
@@ -406,24 +406,19 @@ static unsigned encode_frames(uint8_t *p, const uintptr_t *pcs, unsigned n)
  * body, zero-padded to whole units. Returns the units. */
 static unsigned depot_encode(uint8_t *buf, const struct depot_key *key)
 {
-    uint32_t header = (uint32_t)key->kind << DEPOT_KIND_SHIFT;
+    uint32_t header = counted_header(key);
     unsigned len = sizeof(uint32_t);
 
-    switch (key->kind) {
-    case DEPOT_STACK: {
-        uint64_t v = stack_pack(key->head, key->tail) | header;
+    if (key->kind == DEPOT_STACK) {
+        uint64_t v = stack_pack(key->head, key->tail) | (uint32_t)DEPOT_STACK << DEPOT_KIND_SHIFT;
         __builtin_memcpy(buf, &v, sizeof(v));
         return 2;
     }
-    case DEPOT_FRAMES:
-        header |= (uint32_t)hash_check(key->hash) << DEPOT_CHECK_SHIFT | key->n << DEPOT_NR_SHIFT;
+    if (key->kind == DEPOT_FRAMES) {
         len += encode_frames(buf + len, key->pcs, key->n);
-        break;
-    default: /* DEPOT_ALIAS */
-        header |= (uint32_t)hash_check(key->hash) << DEPOT_CHECK_SHIFT | key->n << DEPOT_NR_SHIFT;
-        len += varint_put(buf + len, zigzag((uint64_t)((int64_t)key->tid - tid_base(key->tid))));
+    } else { /* DEPOT_ALIAS */
+        len += varint_put(buf + len, key->tid_code);
         len += varint_put(buf + len, key->target);
-        break;
     }
     __builtin_memcpy(buf, &header, sizeof(header));
     while (len % HWT_DEPOT_UNIT)
@@ -513,8 +508,12 @@ uint32_t hwt_stackdepot_put(uint32_t tid, const uintptr_t *pcs, unsigned n)
     id = depot_insert(&key, &added);
     if (id == 0)
         return 0;
-    if (tid != tid_base(tid)) {
-        key = (struct depot_key){.kind = DEPOT_ALIAS, .n = n, .tid = tid, .target = id};
+    uint32_t base = tid_base(tid);
+    if (tid != base) {
+        key = (struct depot_key){.kind = DEPOT_ALIAS,
+                                 .n = n,
+                                 .tid_code = zigzag((uint64_t)((int64_t)tid - base)),
+                                 .target = id};
         key.hash = mix_ids(id, (uint64_t)tid | UINT64_C(1) << 32);
         id = depot_insert(&key, &added);
     }
