@@ -17,12 +17,18 @@
 #define HWT_DEPOT_UNIT sizeof(uint32_t)
 #define HWT_DEPOT_POOL_UNITS (1u << HWT_STACKDEPOT_ID_BITS)
 #define HWT_DEPOT_POOL_SIZE (HWT_DEPOT_POOL_UNITS * HWT_DEPOT_UNIT) /* 4 MiB */
-#define HWT_DEPOT_BUCKETS (1u << 14)                                /* power of two; 64 KiB */
+#define HWT_DEPOT_BUCKETS (1u << 13)                                /* power of two; 32 KiB */
 
 /* The frame table: each distinct return address once, so that a frame costs the varint of its
  * index (2 bytes for the first 8192 addresses) instead of 8 bytes. python3 start-up stores 39k
- * stacks over 6.6k distinct addresses. Once full, new addresses are coded as deltas. */
-#define HWT_DEPOT_PCS 12288u          /* 96 KiB, filled in order */
+ * stacks over 6.6k distinct addresses. Once full, new addresses are coded as deltas.
+ * An entry is 32 bits: the index of the address's 256 MiB window (its bits 28 and up, one of
+ * DEPOT_WINDOWS kept as they come) and its offset in it. Code is loaded in a few such windows
+ * (the program, the libraries next to each other); an address in none of them is coded as a
+ * delta, as when the table is full. 8 bytes an entry cost python3 start-up 26 KiB more. */
+#define HWT_DEPOT_PCS 12288u /* 48 KiB, filled in order */
+#define DEPOT_WINDOW_SHIFT 28u
+#define DEPOT_WINDOWS 16u             /* 2^(32 - DEPOT_WINDOW_SHIFT) */
 #define HWT_DEPOT_PC_SLOTS (1u << 14) /* open addressing over it, power of two; 32 KiB */
 #define HWT_DEPOT_PC_PROBES 32u
 
@@ -74,12 +80,13 @@ enum { DEPOT_UNINIT, DEPOT_BUSY, DEPOT_READY, DEPOT_FAILED };
 static int depot_state = DEPOT_UNINIT; /* set-up progress, atomic */
 static uint32_t *depot_pool;           /* HWT_DEPOT_POOL_UNITS units, published before READY */
 static uint32_t *depot_buckets;        /* heads of the bucket chains (ids), atomic */
-static uint64_t *depot_pcs;            /* the frame table, by index */
-static uint16_t *depot_pc_slots;       /* index + 1 of a frame table entry, 0 = empty; atomic */
-static uint32_t depot_pc_count;        /* frame table indexes handed out; may pass the end */
-static uint64_t depot_used = 1;        /* units handed out (unit 0 reserved); may pass the end */
-static uint64_t depot_stacks;          /* records a put made and returned: (thread, stack) pairs */
-static uint64_t depot_tid0;            /* the first tid put + 1, 0 until then; set once */
+static uint32_t *depot_pcs;            /* the frame table, by index (window, offset) */
+static uint64_t depot_windows[DEPOT_WINDOWS]; /* (address >> DEPOT_WINDOW_SHIFT) + 1, 0 = free */
+static uint16_t *depot_pc_slots; /* index + 1 of a frame table entry, 0 = empty; atomic */
+static uint32_t depot_pc_count;  /* frame table indexes handed out; may pass the end */
+static uint64_t depot_used = 1;  /* units handed out (unit 0 reserved); may pass the end */
+static uint64_t depot_stacks;    /* records a put made and returned: (thread, stack) pairs */
+static uint64_t depot_tid0;      /* the first tid put + 1, 0 until then; set once */
 
 /* Reserves the pool at first use. A put racing the first one gets 0 (no stack) rather than
  * waiting: the racer may be a signal handler interrupting the very thread that sets up. */
@@ -94,7 +101,7 @@ static bool depot_ready(void)
         return false;
     depot_pool = hwt_meta_alloc(HWT_DEPOT_POOL_SIZE + DEPOT_PAD, HWT_DEPOT_UNIT);
     depot_buckets = hwt_meta_alloc(HWT_DEPOT_BUCKETS * sizeof(uint32_t), sizeof(uint32_t));
-    depot_pcs = hwt_meta_alloc(HWT_DEPOT_PCS * sizeof(uint64_t), sizeof(uint64_t));
+    depot_pcs = hwt_meta_alloc(HWT_DEPOT_PCS * sizeof(uint32_t), sizeof(uint32_t));
     depot_pc_slots = hwt_meta_alloc(HWT_DEPOT_PC_SLOTS * sizeof(uint16_t), sizeof(uint16_t));
     state = depot_pool && depot_buckets && depot_pcs && depot_pc_slots ? DEPOT_READY : DEPOT_FAILED;
     __atomic_store_n(&depot_state, state, __ATOMIC_RELEASE);
@@ -170,6 +177,39 @@ static uint64_t unzigzag(uint64_t v)
     return v >> 1 ^ (0 - (v & 1));
 }
 
+/* The address of a frame table entry. An entry not yet written reads as a made-up address,
+ * which only a damaged id can reach. */
+static inline uint64_t pc_of_entry(uint32_t e)
+{
+    return (__atomic_load_n(&depot_windows[e >> DEPOT_WINDOW_SHIFT], __ATOMIC_RELAXED) - 1)
+               << DEPOT_WINDOW_SHIFT |
+           (e & ((1u << DEPOT_WINDOW_SHIFT) - 1));
+}
+
+/* The entry of pc, claiming a window for it when it is in none yet; false when all are
+ * taken. Windows are published (release) before an entry names them, and records reach
+ * entries through their own release publication. */
+static bool pc_entry(uint64_t pc, uint32_t *e)
+{
+    uint64_t win = (pc >> DEPOT_WINDOW_SHIFT) + 1;
+    for (unsigned i = 0; i < DEPOT_WINDOWS; i++) {
+        uint64_t w = __atomic_load_n(&depot_windows[i], __ATOMIC_ACQUIRE);
+        if (w == 0) {
+            uint64_t zero = 0;
+            if (!__atomic_compare_exchange_n(&depot_windows[i], &zero, win, false, __ATOMIC_RELEASE,
+                                             __ATOMIC_ACQUIRE))
+                w = zero; /* another thread took it: maybe for this window */
+            else
+                w = win;
+        }
+        if (w == win) {
+            *e = i << DEPOT_WINDOW_SHIFT | (uint32_t)(pc & ((1u << DEPOT_WINDOW_SHIFT) - 1));
+            return true;
+        }
+    }
+    return false;
+}
+
 static uint32_t pc_slot_of(uint64_t pc)
 {
     return (uint32_t)((pc * 0x9e3779b97f4a7c15u) >> 40);
@@ -182,6 +222,10 @@ static long pc_index(uint64_t pc)
 {
     uint32_t slot = pc_slot_of(pc);
     uint16_t mine = 0; /* index + 1 claimed by this call */
+    uint32_t entry_of_pc;
+
+    if (!pc_entry(pc, &entry_of_pc))
+        return -1;
 
     for (unsigned probe = 0; probe < HWT_DEPOT_PC_PROBES; probe++, slot++) {
         uint16_t *entry = &depot_pc_slots[slot & (HWT_DEPOT_PC_SLOTS - 1)];
@@ -194,13 +238,13 @@ static long pc_index(uint64_t pc)
                 if (claim >= HWT_DEPOT_PCS)
                     return -1;
                 mine = (uint16_t)(claim + 1);
-                depot_pcs[mine - 1] = pc;
+                depot_pcs[mine - 1] = entry_of_pc;
             }
             if (__atomic_compare_exchange_n(entry, &e, mine, false, __ATOMIC_RELEASE,
                                             __ATOMIC_ACQUIRE))
                 return (long)mine - 1;
         }
-        if (depot_pcs[e - 1] == pc)
+        if (depot_pcs[e - 1] == entry_of_pc)
             return (long)e - 1;
     }
     return -1;
@@ -276,10 +320,10 @@ decode_frames(const uint8_t **p, unsigned n, uintptr_t *pcs, const uintptr_t *ex
         /* the common codes, an index of 1 or 2 bytes: always inside the table (an entry not
          * yet written reads 0, which only a damaged id can reach) */
         if (likely(!(w & 0x81))) {
-            prev = depot_pcs[w >> 1 & 0x7f];
+            prev = pc_of_entry(depot_pcs[w >> 1 & 0x7f]);
             q++;
         } else if ((w & 0x8081) == 0x80) {
-            prev = depot_pcs[(w >> 1 & 0x3f) | (w >> 8) << 6];
+            prev = pc_of_entry(depot_pcs[(w >> 1 & 0x3f) | (w >> 8) << 6]);
             q += 2;
         } else {
             x = (uint64_t)(w >> 1 & 0x3f);
@@ -293,7 +337,7 @@ decode_frames(const uint8_t **p, unsigned n, uintptr_t *pcs, const uintptr_t *ex
             if (w & 1)
                 prev += unzigzag(x);
             else if (x < HWT_DEPOT_PCS)
-                prev = depot_pcs[x];
+                prev = pc_of_entry(depot_pcs[x]);
             else
                 return false;
         }
@@ -577,6 +621,6 @@ void hwt_stackdepot_usage(uint64_t *stacks, uint64_t *bytes)
     if (bytes)
         *bytes = __atomic_load_n(&depot_state, __ATOMIC_RELAXED) == DEPOT_READY
                      ? (used - 1) * HWT_DEPOT_UNIT + HWT_DEPOT_BUCKETS * sizeof(uint32_t) +
-                           pcs * sizeof(uint64_t) + HWT_DEPOT_PC_SLOTS * sizeof(uint16_t)
+                           pcs * sizeof(uint32_t) + HWT_DEPOT_PC_SLOTS * sizeof(uint16_t)
                      : 0;
 }

@@ -263,6 +263,24 @@ static unsigned walk_context(void *ucontext, uintptr_t *pcs, unsigned max)
     return walk_records(fp, sp, r, pcs, 1, max, 0, NULL);
 }
 
+#if HWTAG_HAVE_LIBUNWIND
+/* libunwind sets itself up on first use: its locks, memory pools and a global cache it
+ * clears and fills in its .bss, 128 KiB made resident in every process (python3 start-up:
+ * 15240 -> 15112 KiB in all). Only the stack of a fault needs it, so the first fault's report
+ * sets it up. libunwind holds its set-up lock with every signal blocked, and takes no lock
+ * while stepping without a cache; reports come one at a time (fault.c), so a plain flag
+ * says it is done. */
+static bool libunwind_ready;
+
+static void libunwind_prepare(void)
+{
+    if (!libunwind_ready) {
+        unw_set_caching_policy(unw_local_addr_space, UNW_CACHE_NONE);
+        libunwind_ready = true;
+    }
+}
+#endif
+
 unsigned hwt_unwind_signal(void *ucontext, uintptr_t *pcs, unsigned max)
 {
 #if HWTAG_HAVE_LIBUNWIND
@@ -271,6 +289,7 @@ unsigned hwt_unwind_signal(void *ucontext, uintptr_t *pcs, unsigned max)
 
     if (max == 0)
         return 0;
+    libunwind_prepare();
     if (unw_init_local2(&cursor, (unw_context_t *)ucontext, UNW_INIT_SIGNAL_FRAME) == 0) {
         do {
             unw_word_t ip;
@@ -292,19 +311,4 @@ void hwt_unwind_init(void)
 
     /* Reads this thread's stack bounds now rather than on the first malloc. */
     hwt_unwind_fast(pcs, HWT_WARMUP_FRAMES, 0);
-#if HWTAG_HAVE_LIBUNWIND
-    {
-        /* libunwind sets itself up (locks, memory pools, its view of the loaded objects) on
-         * first use; do that here, outside any fault. Without a cache, unw_step takes no lock
-         * of libunwind's own, which keeps the signal path free of them. */
-        ucontext_t uc;
-        unw_cursor_t cursor;
-        unsigned steps = 0;
-
-        unw_set_caching_policy(unw_local_addr_space, UNW_CACHE_NONE);
-        if (getcontext(&uc) == 0 && unw_init_local2(&cursor, (unw_context_t *)&uc, 0) == 0)
-            while (steps++ < HWT_WARMUP_FRAMES && unw_step(&cursor) > 0)
-                ;
-    }
-#endif
 }

@@ -8,8 +8,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* Prepares the unwinders (libunwind, stack bounds). Called once at start-up, before
- * any fault can be handled. */
+/* Reads the first thread's stack bounds. Called once at start-up; libunwind is set up by
+ * the first fault that needs it (unwind.c). */
 void hwt_unwind_init(void);
 
 /* Return addresses of the caller's callers, starting skip frames above the caller,
