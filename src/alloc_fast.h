@@ -102,6 +102,14 @@ out:
 
 #define HWT_ALLOC_TAIL_AFTER_SWAP (!HWTAG_MTE) /* see hwt_alloc_fast_free_with */
 
+/* Whether free may go on as far as the tail of ptr's object says: intact, or none kept. */
+static inline __attribute__((always_inline)) bool
+hwt_alloc_fast_tail_ok(const struct hwt_tcache *tc, unsigned flags, const void *ptr,
+                       size_t requested)
+{
+    return !(flags & HWT_TCACHE_TAIL) || hwt_tail_ok(&tc->tail_key, ptr, requested);
+}
+
 /* The free fast path (see hwt_alloc_fast_malloc_with); false, with nothing changed, when
  * the general path must do it. */
 static inline __attribute__((always_inline)) bool
@@ -131,8 +139,7 @@ hwt_alloc_fast_free_with(struct hwt_thread_state *self, struct hwt_tcache *tc, v
         bin->count != bin->max &&
         (tagged ? ((w ^ mte_ptr_tag(ptr)) & 0xff) == live : hwt_slot_state(w) == HWT_SLOT_LIVE) &&
         (!history || likely(tc->history.next != tc->history.end)) &&
-        (HWT_ALLOC_TAIL_AFTER_SWAP || !(flags & HWT_TCACHE_TAIL) ||
-         hwt_tail_ok(&tc->tail_key, ptr, requested)) &&
+        (HWT_ALLOC_TAIL_AFTER_SWAP || hwt_alloc_fast_tail_ok(tc, flags, ptr, requested)) &&
         (!(flags & HWT_TCACHE_STACK) || hwt_alloc_fast_stack(tc, c, &stack));
     if (ok) {
         /* a live word's free stack is 0 (slab.h): flip the state, add the stack */
@@ -149,8 +156,8 @@ hwt_alloc_fast_free_with(struct hwt_thread_state *self, struct hwt_tcache *tc, v
      * it; only a second free of the pointer racing this one could see it freed in between,
      * and that is a double free. Tagged builds check first: CASAL orders the load either
      * way, and the way back would cost 5 instructions a pair. */
-    if (HWT_ALLOC_TAIL_AFTER_SWAP && (flags & HWT_TCACHE_TAIL) && ok &&
-        unlikely(!hwt_tail_ok(&tc->tail_key, ptr, requested))) {
+    if (HWT_ALLOC_TAIL_AFTER_SWAP && ok &&
+        unlikely(!hwt_alloc_fast_tail_ok(tc, flags, ptr, requested))) {
         __atomic_store_n(&slot->word, w, __ATOMIC_RELAXED);
         ok = false;
     }

@@ -318,7 +318,7 @@ decode_frames(const uint8_t **p, unsigned n, uintptr_t *pcs, const uintptr_t *ex
     for (unsigned i = 0; i < n; i++) {
         unsigned w = q[0] | (unsigned)q[1] << 8;
         /* the common codes, an index of 1 or 2 bytes: always inside the table (an entry not
-         * yet written reads 0, which only a damaged id can reach) */
+         * yet written reads as a made-up address, pc_of_entry) */
         if (likely(!(w & 0x81))) {
             prev = pc_of_entry(depot_pcs[w >> 1 & 0x7f]);
             q++;
