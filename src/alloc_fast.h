@@ -28,9 +28,10 @@
 /* Depot id of the stack from c: a walk of the thread's own stack that only hashes, then
  * the thread's stack cache. False (a miss) when the general path must capture it. */
 static inline __attribute__((always_inline)) bool
-hwt_alloc_fast_stack(const struct hwt_tcache *tc, struct hwt_caller c, uint32_t *id)
+hwt_alloc_fast_stack(const struct hwt_tcache *tc, unsigned flags, struct hwt_caller c, uint32_t *id)
 {
     uint64_t key;
+    (void)flags;
     hwt_unwind_caller_key(c, tc->stack_lo, tc->stack_room, HWT_ALLOC_STACK_FRAMES,
                           tc->stack_key_constants, &key);
     unsigned i = (unsigned)(key >> 58) & (HWT_TCACHE_STACKS - 1);
@@ -54,14 +55,26 @@ hwt_alloc_fast_unbusy(struct hwt_thread_state *self, unsigned flags)
 
 /* The fast paths make no call: each rare case (an empty or full bin, a stack not in the
  * thread's cache, a history batch used up, a bad pointer) leaves before anything has
- * changed, and the general path does it. They run without Tag Check Override: their only
- * accesses to object memory, the tail pattern's, carry the object's own tag. */
+ * changed, and the general path does it. Their only accesses to object memory, the tail
+ * pattern's, carry the object's own tag, so they need no Tag Check Override; with stacks
+ * they set it all the same (hwt_alloc_fast_tco). */
 
 /* Whether a fast path of flags records its events in the history ring: tagged ones, with
  * stacks (hwt_history_recording, from the thread's flags). */
 static inline bool hwt_alloc_fast_history(unsigned flags)
 {
     return HWTAG_MTE && (flags & HWT_TCACHE_MTE) && (flags & HWT_TCACHE_STACK);
+}
+
+/* Whether a fast path of flags runs with Tag Check Override set: tagged ones with stacks.
+ * Under QEMU each checked load or store of the program is a helper call, and the default's
+ * fast path makes dozens (the walk's frame loads, the stack cache's, the history ring's);
+ * two TCO writes make them plain (qemu churn +30%, 0.40 -> 0.52 M ops/s).
+ * On hardware the writes cost 2 instructions a call. Without stacks the path has few
+ * accesses, and its instruction count is the tight one: it runs checked. */
+static inline bool hwt_alloc_fast_tco(unsigned flags)
+{
+    return hwt_alloc_fast_history(flags);
 }
 
 /* The malloc fast path for flags (HWT_TCACHE_*). Inlined with flags 0 (the allocator alone:
@@ -76,6 +89,8 @@ hwt_alloc_fast_malloc_with(struct hwt_thread_state *self, struct hwt_tcache *tc,
      * path was chosen by and still in a register, where 1 would cost a move */
     self->busy = flags | 1;
     __atomic_signal_fence(__ATOMIC_SEQ_CST);
+    if (hwt_alloc_fast_tco(flags))
+        mte_tco_set_on();
     unsigned cls = hwt_size_class_lut[(size + 15) >> HWT_GRANULE_SHIFT];
     struct hwt_tcache_bin *bin = &tc->bins[cls];
     uint32_t n = bin->count;
@@ -84,7 +99,7 @@ hwt_alloc_fast_malloc_with(struct hwt_thread_state *self, struct hwt_tcache *tc,
     uint32_t stack = 0;
     void *p = NULL;
     if (unlikely(n == 0) || (history && unlikely(tc->history.next == tc->history.end)) ||
-        ((flags & HWT_TCACHE_STACK) && !hwt_alloc_fast_stack(tc, c, &stack)))
+        ((flags & HWT_TCACHE_STACK) && !hwt_alloc_fast_stack(tc, flags, c, &stack)))
         goto out;
     struct hwt_slab_ref ref = bin->slots[n - 1];
     bin->count = n - 1;
@@ -95,6 +110,8 @@ hwt_alloc_fast_malloc_with(struct hwt_thread_state *self, struct hwt_tcache *tc,
     if (history)
         hwt_history_put_claimed(&tc->history, p, size, stack, false);
 out:
+    if (hwt_alloc_fast_tco(flags))
+        mte_tco_clear_on();
     __atomic_signal_fence(__ATOMIC_SEQ_CST);
     hwt_alloc_fast_unbusy(self, flags);
     return p;
@@ -127,6 +144,8 @@ hwt_alloc_fast_free_with(struct hwt_thread_state *self, struct hwt_tcache *tc, v
     struct hwt_tcache_bin *bin = &tc->bins[s->cls];
     self->busy = flags | 1; /* as malloc's */
     __atomic_signal_fence(__ATOMIC_SEQ_CST);
+    if (hwt_alloc_fast_tco(flags))
+        mte_tco_set_on();
     bool tagged = HWTAG_MTE && (flags & HWT_TCACHE_MTE);
     bool history = hwt_alloc_fast_history(flags);
     uint64_t w = __atomic_load_n(&slot->word, __ATOMIC_RELAXED);
@@ -140,7 +159,7 @@ hwt_alloc_fast_free_with(struct hwt_thread_state *self, struct hwt_tcache *tc, v
         (tagged ? ((w ^ mte_ptr_tag(ptr)) & 0xff) == live : hwt_slot_state(w) == HWT_SLOT_LIVE) &&
         (!history || likely(tc->history.next != tc->history.end)) &&
         (HWT_ALLOC_TAIL_AFTER_SWAP || hwt_alloc_fast_tail_ok(tc, flags, ptr, requested)) &&
-        (!(flags & HWT_TCACHE_STACK) || hwt_alloc_fast_stack(tc, c, &stack));
+        (!(flags & HWT_TCACHE_STACK) || hwt_alloc_fast_stack(tc, flags, c, &stack));
     if (ok) {
         /* a live word's free stack is 0 (slab.h): flip the state, add the stack */
         uint64_t freed = (w ^ (uint64_t)(HWT_SLOT_LIVE ^ HWT_SLOT_FREED) << HWT_SLOT_STATE_SHIFT) |
@@ -172,6 +191,8 @@ hwt_alloc_fast_free_with(struct hwt_thread_state *self, struct hwt_tcache *tc, v
         }
         bin->slots[bin->count++] = (struct hwt_slab_ref){addr, slot};
     }
+    if (hwt_alloc_fast_tco(flags))
+        mte_tco_clear_on();
     __atomic_signal_fence(__ATOMIC_SEQ_CST);
     hwt_alloc_fast_unbusy(self, flags);
     return ok;

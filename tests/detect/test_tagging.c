@@ -45,7 +45,26 @@ enum {
     REALLOC_SHRINK_READ,
     ALIGNED_READ,
     CALLOC_READ,
+    WARM_READ_PAST,       /* the read follows a malloc from a warmed call site */
+    WARM_READ_AFTER_FREE, /* ... a free from a warmed call site */
 };
+
+/* Mallocs and frees at one call site until both take their fast paths (a slot in the bin,
+ * the site's stack in the thread's stack cache), then mallocs there once more, and frees
+ * it there too when free_last: the bug's access then follows the fast path's return. */
+static __attribute__((noinline)) unsigned char *warm_site(size_t size, bool free_last)
+{
+    unsigned char *p = NULL;
+    for (int i = 0; i < 8; i++) {
+        p = malloc(size);
+        if (p == NULL)
+            _exit(4);
+        p[0] = 1;
+        if (i < 7 || free_last)
+            free(p);
+    }
+    return p;
+}
 
 static volatile unsigned char sink;
 static volatile size_t sink_size;
@@ -75,6 +94,10 @@ static void do_bug(void *arg)
         p = malloc(8);
         p = realloc(p, b->size);
         break;
+    case WARM_READ_PAST:
+    case WARM_READ_AFTER_FREE:
+        p = warm_site(b->size, b->kind == WARM_READ_AFTER_FREE);
+        break;
     case REALLOC_SHRINK_READ:
         p = malloc(b->size * 2 - 16);
         p = realloc(p, b->size);
@@ -96,6 +119,8 @@ static void do_bug(void *arg)
     case ALIGNED_READ:
     case REALLOC_GROW_READ:
     case REALLOC_SHRINK_READ:
+    case WARM_READ_PAST:
+    case WARM_READ_AFTER_FREE:
         sink = p[b->offset];
         break;
     case WRITE_BYTE:
@@ -213,6 +238,17 @@ static void test_use_after_free_small(void **state)
     expect_tag_fault(&b);
     struct bug w = {.size = 4000, .offset = 0, .kind = WRITE_AFTER_FREE};
     expect_tag_fault(&w);
+}
+
+/* The fast paths of malloc and free may run with Tag Check Override set (alloc_fast.h):
+ * the program's next access must be checked again. */
+static void test_checks_on_after_fast_paths(void **state)
+{
+    (void)state;
+    struct bug m = {.size = 32, .offset = 32, .kind = WARM_READ_PAST};
+    expect_tag_fault(&m);
+    struct bug f = {.size = 48, .offset = 16, .kind = WARM_READ_AFTER_FREE};
+    expect_tag_fault(&f);
 }
 
 static void test_use_after_free_large(void **state)
@@ -494,6 +530,7 @@ int main(void)
         cmocka_unit_test(test_oob_right_large),
         cmocka_unit_test(test_oob_left_large),
         cmocka_unit_test(test_use_after_free_small),
+        cmocka_unit_test(test_checks_on_after_fast_paths),
         cmocka_unit_test(test_use_after_free_large),
         cmocka_unit_test(test_use_after_free_of_huge_object),
         cmocka_unit_test(test_use_after_free_of_cached_and_reused_mapping),

@@ -318,6 +318,17 @@ static inline void mte_tco_clear(void)
         __asm__ volatile(MTE_ASM_ARCH "msr tco, #0" : : : "memory");
 }
 
+/* The same where tagging is known to be on. signal-safe */
+static inline void mte_tco_set_on(void)
+{
+    __asm__ volatile(MTE_ASM_ARCH "msr tco, #1" : : : "memory");
+}
+
+static inline void mte_tco_clear_on(void)
+{
+    __asm__ volatile(MTE_ASM_ARCH "msr tco, #0" : : : "memory");
+}
+
 /* DCZID_EL0 block size in bytes. */
 static inline size_t mte_read_dcz_block(void)
 {
@@ -386,6 +397,14 @@ static inline void mte_tco_set(void)
 }
 
 static inline void mte_tco_clear(void)
+{
+}
+
+static inline void mte_tco_set_on(void)
+{
+}
+
+static inline void mte_tco_clear_on(void)
 {
 }
 
