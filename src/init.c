@@ -24,7 +24,6 @@
 #include "stats.h"
 #include "tail.h"
 #include "transfer.h"
-#include "symbolize.h"
 #include "tcache.h"
 #include "thread.h"
 #include "unwind.h"
@@ -137,13 +136,12 @@ static void fork_child(void)
     fork_locked = 0;
 }
 
-/* The parts that need a running process: handler, unwinder, symbols. Idempotent. */
+/* The parts that need a running process: handler, unwinder. Idempotent. */
 static void init_late(void)
 {
     if (__atomic_exchange_n(&late_done, 1, __ATOMIC_ACQ_REL))
         return;
     hwt_unwind_init();
-    hwt_symbolize_init();
     hwt_fault_install();
     if (hwt_opts.verbose == HWT_ON) {
         say("hwtag: initialized (mode=");

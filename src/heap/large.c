@@ -17,11 +17,12 @@
 #include "tag.h"
 #include "tail.h"
 
-#define HASH_BUCKETS 4096u
+#define HASH_BUCKETS 1024u
 
 static struct hwt_lock large_lock = HWT_LOCK_INIT;
-static struct hwt_large *buckets[HASH_BUCKETS]; /* large_lock for writers */
-static struct hwt_large *all_records;           /* published with release; walked by lookups */
+/* large_lock for writers; from a page boundary: 8 KiB in 2 pages, not 3 */
+static struct hwt_large *buckets[HASH_BUCKETS] __attribute__((aligned(4096)));
+static struct hwt_large *all_records; /* published with release; walked by lookups */
 static struct hwt_large *dead_list;
 static uint64_t mapped_bytes; /* all mappings, live and cached */
 

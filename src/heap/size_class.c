@@ -5,7 +5,6 @@
 
 #include "os.h"
 
-#define SPAN_MIN (16u * 1024u)
 #define SPAN_MAX (128u * 1024u)
 #define SPAN_MIN_SLOTS 8u
 #define SPAN_FEW_SLOTS_ABOVE 4096u
@@ -28,7 +27,7 @@ size_t hwt_size_class_span(unsigned cls)
     size_t slots =
         hwt_size_class_size(cls) > SPAN_FEW_SLOTS_ABOVE ? SPAN_MIN_SLOTS / 2 : SPAN_MIN_SLOTS;
     size_t want = hwt_size_class_size(cls) * slots;
-    size_t span = SPAN_MIN;
+    size_t span = HWT_SPAN_MIN;
     while (span < want && span < SPAN_MAX)
         span <<= 1;
     if (span < hwt_os_page_size)

@@ -46,7 +46,9 @@ static inline size_t hwt_size_class_size(unsigned cls)
     return ((size_t)1 << k) + (size_t)(rel % HWT_STEPS_PER_DOUBLING + 1) * step;
 }
 
-/* Bytes of one span of class cls: a power of two, at least a page, room for >= 8 slots. */
+/* Bytes of one span of class cls: a power of two, at least HWT_SPAN_MIN and a page, room for
+ * >= 8 slots. */
+#define HWT_SPAN_MIN (16u * 1024u)
 size_t hwt_size_class_span(unsigned cls);
 
 /* Smallest class >= size whose slots are all aligned to align (a power of two);

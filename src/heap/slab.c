@@ -26,7 +26,8 @@ struct central {
     struct hwt_span *released; /* fully free, pages given back to the OS */
 } __attribute__((aligned(64)));
 
-static struct central centrals[HWT_ARENAS][HWT_NUM_CLASSES];
+/* From a page boundary: arena 0's lists (4 KiB) take one page, not two. */
+static struct central centrals[HWT_ARENAS][HWT_NUM_CLASSES] __attribute__((aligned(4096)));
 
 static struct hwt_lock heap_lock = HWT_LOCK_INIT;
 struct hwt_region hwt_slab_regions[HWT_MAX_REGIONS];

@@ -9,39 +9,87 @@
 
 /* Batches kept per class and arena, and the classes that have them: every kept slot is
  * memory no one uses, so only the small classes, whose bins drain and refill most often,
- * keep any; at most 4 batches of 16 slots up to 256 B and of 8 slots up to 1 KiB: 436 KiB
- * of objects an arena at worst. */
+ * keep any: at most 4 batches of 16 slots up to 256 B and of 8 slots up to 1 KiB (half a
+ * bin each, tcache.c), 436 KiB of objects an arena at worst. Each class's room is sized to
+ * its batches: room for 16 in the classes above 256 B cost python3 start-up 8 KiB. */
 #define BATCHES 4u
-#define MAX_SLOT 1024u
-
-struct batch {
-    uint32_t n;
-    struct hwt_slab_ref slots[HWT_TRANSFER_BATCH_MAX];
-};
+#define WIDE_SLOTS 16u  /* a batch of the classes up to 256 B */
+#define NARROW_SLOTS 8u /* ... above, up to 1 KiB */
+#define WIDE_CLASSES HWT_LINEAR_CLASSES
+#define NARROW_CLASSES (2u * HWT_STEPS_PER_DOUBLING) /* 256 -> 512 -> 1024 */
+#define KEPT_CLASSES (WIDE_CLASSES + NARROW_CLASSES)
+_Static_assert(HWT_LINEAR_MAX == 256u && HWT_LINEAR_MAX_LOG2 == 8u, "the wide classes end at 256");
+_Static_assert(WIDE_SLOTS == HWT_TRANSFER_BATCH_MAX, "a wide batch is the largest");
 
 struct transfer {
     struct hwt_lock lock;
     /* batches[0..count) are kept; written under lock, with atomic stores for the peek */
     uint32_t count;
-    struct batch batches[BATCHES];
+    uint32_t n[BATCHES]; /* slots in each batch */
+};
+
+struct wide {
+    struct transfer t;
+    struct hwt_slab_ref slots[BATCHES * WIDE_SLOTS];
 } __attribute__((aligned(64)));
 
-static struct transfer transfers[HWT_ARENAS][HWT_NUM_CLASSES];
-#define ALL_TRANSFERS (HWT_ARENAS * HWT_NUM_CLASSES)
-#define TRANSFER(k) (&transfers[(k) / HWT_NUM_CLASSES][(k) % HWT_NUM_CLASSES])
+struct narrow {
+    struct transfer t;
+    struct hwt_slab_ref slots[BATCHES * NARROW_SLOTS];
+} __attribute__((aligned(64)));
+
+/* An arena's caches together, from a page boundary: a process with one thread touches only
+ * arena 0's 7 pages (26 KiB). */
+static struct {
+    struct wide wide[WIDE_CLASSES];
+    struct narrow narrow[NARROW_CLASSES];
+} __attribute__((aligned(4096))) arenas[HWT_ARENAS];
+
+/* The transfer cache of cls in arena, with its slots and the room of a batch in them; NULL
+ * for a class that keeps none. */
+static struct transfer *find(unsigned arena, unsigned cls, struct hwt_slab_ref **slots,
+                             unsigned *width)
+{
+    arena %= HWT_ARENAS;
+    if (cls < WIDE_CLASSES) {
+        *slots = arenas[arena].wide[cls].slots;
+        *width = WIDE_SLOTS;
+        return &arenas[arena].wide[cls].t;
+    }
+    if (cls - WIDE_CLASSES < NARROW_CLASSES) {
+        *slots = arenas[arena].narrow[cls - WIDE_CLASSES].slots;
+        *width = NARROW_SLOTS;
+        return &arenas[arena].narrow[cls - WIDE_CLASSES].t;
+    }
+    return NULL;
+}
+
+/* Every transfer cache k < ALL_TRANSFERS, and its arena and class. */
+#define ALL_TRANSFERS (HWT_ARENAS * KEPT_CLASSES)
+#define ARENA_OF(k) ((k) / KEPT_CLASSES)
+#define CLASS_OF(k) ((k) % KEPT_CLASSES)
+
+static struct transfer *transfer_at(unsigned k)
+{
+    struct hwt_slab_ref *slots;
+    unsigned width;
+    return find(ARENA_OF(k), CLASS_OF(k), &slots, &width);
+}
 
 bool hwt_transfer_put(unsigned arena, unsigned cls, const struct hwt_slab_ref *slots, unsigned n)
 {
-    if (n == 0 || n > HWT_TRANSFER_BATCH_MAX || hwt_size_class_bytes[cls] > MAX_SLOT)
+    struct hwt_slab_ref *room;
+    unsigned width;
+    struct transfer *t = find(arena, cls, &room, &width);
+    if (t == NULL || n == 0 || n > width)
         return false;
-    struct transfer *t = &transfers[arena % HWT_ARENAS][cls];
     bool kept = false;
     hwt_lock(&t->lock);
     if (t->count < BATCHES) {
-        struct batch *b = &t->batches[t->count];
-        __atomic_store_n(&t->count, t->count + 1, __ATOMIC_RELAXED);
-        b->n = n;
-        __builtin_memcpy(b->slots, slots, n * sizeof(*slots));
+        unsigned i = t->count;
+        __atomic_store_n(&t->count, i + 1, __ATOMIC_RELAXED);
+        t->n[i] = n;
+        __builtin_memcpy(room + i * width, slots, n * sizeof(*slots));
         kept = true;
     }
     hwt_unlock(&t->lock);
@@ -50,17 +98,19 @@ bool hwt_transfer_put(unsigned arena, unsigned cls, const struct hwt_slab_ref *s
 
 unsigned hwt_transfer_take(unsigned arena, unsigned cls, struct hwt_slab_ref *out, unsigned n)
 {
-    struct transfer *t = &transfers[arena % HWT_ARENAS][cls];
+    struct hwt_slab_ref *room;
+    unsigned width;
+    struct transfer *t = find(arena, cls, &room, &width);
     /* a racy peek: an empty cache costs no lock */
-    if (__atomic_load_n(&t->count, __ATOMIC_RELAXED) == 0)
+    if (t == NULL || __atomic_load_n(&t->count, __ATOMIC_RELAXED) == 0)
         return 0;
     unsigned got = 0;
     hwt_lock(&t->lock);
-    if (t->count > 0 && t->batches[t->count - 1].n <= n) {
-        __atomic_store_n(&t->count, t->count - 1, __ATOMIC_RELAXED);
-        struct batch *b = &t->batches[t->count];
-        got = b->n;
-        __builtin_memcpy(out, b->slots, got * sizeof(*out));
+    if (t->count > 0 && t->n[t->count - 1] <= n) {
+        unsigned i = t->count - 1;
+        __atomic_store_n(&t->count, i, __ATOMIC_RELAXED);
+        got = t->n[i];
+        __builtin_memcpy(out, room + i * width, got * sizeof(*out));
     }
     hwt_unlock(&t->lock);
     return got;
@@ -70,19 +120,21 @@ void hwt_transfer_flush(void)
 {
     struct hwt_slab_ref slots[HWT_TRANSFER_BATCH_MAX];
     for (unsigned k = 0; k < ALL_TRANSFERS; k++) {
-        unsigned n, arena = k / HWT_NUM_CLASSES, cls = k % HWT_NUM_CLASSES;
-        while ((n = hwt_transfer_take(arena, cls, slots, HWT_TRANSFER_BATCH_MAX)) > 0)
-            hwt_slab_give(cls, slots, n);
+        unsigned n;
+        while ((n = hwt_transfer_take(ARENA_OF(k), CLASS_OF(k), slots, HWT_TRANSFER_BATCH_MAX)) > 0)
+            hwt_slab_give(CLASS_OF(k), slots, n);
     }
 }
 
 bool hwt_transfer_holds(unsigned cls, uintptr_t addr)
 {
     for (unsigned a = 0; a < HWT_ARENAS; a++) {
-        const struct transfer *t = &transfers[a][cls];
-        for (uint32_t i = 0; i < t->count && i < BATCHES; i++) {
-            for (uint32_t k = 0; k < t->batches[i].n && k < HWT_TRANSFER_BATCH_MAX; k++) {
-                if (t->batches[i].slots[k].addr == addr)
+        struct hwt_slab_ref *room;
+        unsigned width;
+        const struct transfer *t = find(a, cls, &room, &width);
+        for (uint32_t i = 0; t != NULL && i < t->count && i < BATCHES; i++) {
+            for (uint32_t k = 0; k < t->n[i] && k < width; k++) {
+                if (room[i * width + k].addr == addr)
                     return true;
             }
         }
@@ -93,17 +145,17 @@ bool hwt_transfer_holds(unsigned cls, uintptr_t addr)
 void hwt_transfer_lock_all(void)
 {
     for (unsigned k = 0; k < ALL_TRANSFERS; k++)
-        hwt_lock(&TRANSFER(k)->lock);
+        hwt_lock(&transfer_at(k)->lock);
 }
 
 void hwt_transfer_unlock_all(void)
 {
     for (unsigned k = 0; k < ALL_TRANSFERS; k++)
-        hwt_unlock(&TRANSFER(k)->lock);
+        hwt_unlock(&transfer_at(k)->lock);
 }
 
 void hwt_transfer_reset_locks(void)
 {
     for (unsigned k = 0; k < ALL_TRANSFERS; k++)
-        hwt_lock_reset(&TRANSFER(k)->lock);
+        hwt_lock_reset(&transfer_at(k)->lock);
 }

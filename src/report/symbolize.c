@@ -210,11 +210,6 @@ bool hwt_symbolize_callee(uintptr_t pc, uintptr_t ret, struct hwt_symbol *out)
     return true;
 }
 
-void hwt_symbolize_init(void)
-{
-    rescan();
-}
-
 bool hwt_symbolize(uintptr_t pc, struct hwt_symbol *out)
 {
     const struct sym_range *r = find_range(pc);

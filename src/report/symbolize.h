@@ -18,11 +18,9 @@ struct hwt_symbol {
     unsigned build_id_len;
 };
 
-/* Called once at start-up (not in the signal handler). */
-void hwt_symbolize_init(void);
-
-/* Fills *out for pc; modules mapped after init are found by rescanning /proc/self/maps.
- * Returns false when pc is in no file-backed executable mapping. signal-safe */
+/* Fills *out for pc. Modules are found by scanning /proc/self/maps when pc is in none seen
+ * so far; there is no scan at start-up, whose tables (12 KiB of .bss touched) only reports
+ * need. Returns false when pc is in no file-backed executable mapping. signal-safe */
 bool hwt_symbolize(uintptr_t pc, struct hwt_symbol *out);
 
 /* For a pc in a function without a symbol (a libc implementation behind an IFUNC, say

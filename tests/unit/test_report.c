@@ -21,13 +21,6 @@
 
 static char text[TEXT_CAP];
 
-static int group_setup(void **state)
-{
-    (void)state;
-    hwt_symbolize_init();
-    return 0;
-}
-
 static void fill_object(struct hwt_report *r, size_t requested, size_t class_size)
 {
     r->have_object = true;
@@ -440,5 +433,5 @@ int main(void)
         cmocka_unit_test(test_truncation_is_terminated),
         cmocka_unit_test(test_bug_names),
     };
-    return cmocka_run_group_tests(tests, group_setup, NULL);
+    return cmocka_run_group_tests(tests, NULL, NULL);
 }

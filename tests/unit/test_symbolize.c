@@ -147,13 +147,6 @@ static void test_maps_reader_finds_stack(void **state)
     assert_true(q.writable);
 }
 
-static int group_setup(void **state)
-{
-    (void)state;
-    hwt_symbolize_init();
-    return 0;
-}
-
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -164,5 +157,5 @@ int main(void)
         cmocka_unit_test(test_unknown_address),
         cmocka_unit_test(test_maps_reader_finds_stack),
     };
-    return cmocka_run_group_tests(tests, group_setup, NULL);
+    return cmocka_run_group_tests(tests, NULL, NULL);
 }

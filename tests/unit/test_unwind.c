@@ -393,7 +393,6 @@ static void test_signal_unwind_through_leaf(void **state)
 static int group_setup(void **state)
 {
     (void)state;
-    hwt_symbolize_init();
     hwt_unwind_init();
     return 0;
 }
