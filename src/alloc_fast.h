@@ -28,10 +28,9 @@
 /* Depot id of the stack from c: a walk of the thread's own stack that only hashes, then
  * the thread's stack cache. False (a miss) when the general path must capture it. */
 static inline __attribute__((always_inline)) bool
-hwt_alloc_fast_stack(const struct hwt_tcache *tc, unsigned flags, struct hwt_caller c, uint32_t *id)
+hwt_alloc_fast_stack(const struct hwt_tcache *tc, struct hwt_caller c, uint32_t *id)
 {
     uint64_t key;
-    (void)flags;
     hwt_unwind_caller_key(c, tc->stack_lo, tc->stack_room, HWT_ALLOC_STACK_FRAMES,
                           tc->stack_key_constants, &key);
     unsigned i = (unsigned)(key >> 58) & (HWT_TCACHE_STACKS - 1);
@@ -99,7 +98,7 @@ hwt_alloc_fast_malloc_with(struct hwt_thread_state *self, struct hwt_tcache *tc,
     uint32_t stack = 0;
     void *p = NULL;
     if (unlikely(n == 0) || (history && unlikely(tc->history.next == tc->history.end)) ||
-        ((flags & HWT_TCACHE_STACK) && !hwt_alloc_fast_stack(tc, flags, c, &stack)))
+        ((flags & HWT_TCACHE_STACK) && !hwt_alloc_fast_stack(tc, c, &stack)))
         goto out;
     struct hwt_slab_ref ref = bin->slots[n - 1];
     bin->count = n - 1;
@@ -159,7 +158,7 @@ hwt_alloc_fast_free_with(struct hwt_thread_state *self, struct hwt_tcache *tc, v
         (tagged ? ((w ^ mte_ptr_tag(ptr)) & 0xff) == live : hwt_slot_state(w) == HWT_SLOT_LIVE) &&
         (!history || likely(tc->history.next != tc->history.end)) &&
         (HWT_ALLOC_TAIL_AFTER_SWAP || hwt_alloc_fast_tail_ok(tc, flags, ptr, requested)) &&
-        (!(flags & HWT_TCACHE_STACK) || hwt_alloc_fast_stack(tc, flags, c, &stack));
+        (!(flags & HWT_TCACHE_STACK) || hwt_alloc_fast_stack(tc, c, &stack));
     if (ok) {
         /* a live word's free stack is 0 (slab.h): flip the state, add the stack */
         uint64_t freed = (w ^ (uint64_t)(HWT_SLOT_LIVE ^ HWT_SLOT_FREED) << HWT_SLOT_STATE_SHIFT) |

@@ -23,7 +23,8 @@ _Static_assert(WIDE_SLOTS == HWT_TRANSFER_BATCH_MAX, "a wide batch is the larges
 
 struct transfer {
     struct hwt_lock lock;
-    /* batches[0..count) are kept; written under lock, with atomic stores for the peek */
+    /* batches 0..count-1 of the room are kept; written under lock, with atomic stores for
+     * the peek */
     uint32_t count;
     uint32_t n[BATCHES]; /* slots in each batch */
 };
