@@ -134,7 +134,7 @@ struct hwt_slab_ref {
  * to its size, so one shift finds a region's page map in hwt_slab_regmap and one more the
  * span. The page map has an entry per HWT_MAP_PAGE bytes whatever the OS page size: the
  * smallest span, since every span is aligned to its size (an entry per 4 KiB cost python3
- * start-up 18 KiB more). */
+ * start-up 24 KiB more). */
 #define HWT_REGION_SHIFT 26u
 #define HWT_REGION_SIZE ((size_t)1 << HWT_REGION_SHIFT)
 #define HWT_MAX_REGIONS 1024u

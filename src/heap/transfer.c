@@ -11,7 +11,7 @@
  * memory no one uses, so only the small classes, whose bins drain and refill most often,
  * keep any: at most 4 batches of 16 slots up to 256 B and of 8 slots up to 1 KiB (half a
  * bin each, tcache.c), 436 KiB of objects an arena at worst. Each class's room is sized to
- * its batches: room for 16 in the classes above 256 B cost python3 start-up 8 KiB. */
+ * its batches: room for 16 in the 16 classes above 256 B would take 8 KiB more an arena. */
 #define BATCHES 4u
 #define WIDE_SLOTS 16u  /* a batch of the classes up to 256 B */
 #define NARROW_SLOTS 8u /* ... above, up to 1 KiB */

@@ -305,20 +305,8 @@ static inline bool mte_cas_on(uint64_t *p, uint64_t expected, uint64_t desired)
     return seen == expected;
 }
 
-/* Tag Check Override: while set, this thread's accesses are not tag-checked. signal-safe */
-static inline void mte_tco_set(void)
-{
-    if (hwt_mte_active)
-        __asm__ volatile(MTE_ASM_ARCH "msr tco, #1" : : : "memory");
-}
-
-static inline void mte_tco_clear(void)
-{
-    if (hwt_mte_active)
-        __asm__ volatile(MTE_ASM_ARCH "msr tco, #0" : : : "memory");
-}
-
-/* The same where tagging is known to be on. signal-safe */
+/* Tag Check Override: while set, this thread's accesses are not tag-checked. The _on forms
+ * are for where tagging is known to be on. signal-safe */
 static inline void mte_tco_set_on(void)
 {
     __asm__ volatile(MTE_ASM_ARCH "msr tco, #1" : : : "memory");
@@ -327,6 +315,18 @@ static inline void mte_tco_set_on(void)
 static inline void mte_tco_clear_on(void)
 {
     __asm__ volatile(MTE_ASM_ARCH "msr tco, #0" : : : "memory");
+}
+
+static inline void mte_tco_set(void)
+{
+    if (hwt_mte_active)
+        mte_tco_set_on();
+}
+
+static inline void mte_tco_clear(void)
+{
+    if (hwt_mte_active)
+        mte_tco_clear_on();
 }
 
 /* DCZID_EL0 block size in bytes. */
