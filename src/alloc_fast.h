@@ -132,7 +132,7 @@ static inline __attribute__((always_inline)) bool
 hwt_alloc_fast_free_with(struct hwt_thread_state *self, struct hwt_tcache *tc, void *ptr,
                          unsigned flags, struct hwt_caller c)
 {
-    uintptr_t addr = mte_untag(ptr);
+    uintptr_t addr = mte_heap_addr(ptr);
     struct hwt_span *s = hwt_slab_span_of(addr);
     if (unlikely(s == NULL))
         return false;

@@ -204,7 +204,7 @@ void *hwt_large_alloc(size_t size, size_t align, bool zero, uint32_t stack)
 
 enum hwt_free_check hwt_large_check(const void *ptr, struct hwt_large **out)
 {
-    uintptr_t addr = mte_untag(ptr);
+    uintptr_t addr = mte_heap_addr(ptr);
     if ((addr & (hwt_os_page_size - 1)) != 0)
         return HWT_FREE_NOT_OURS;
     /* Under the lock: a record moving to another chain (reused for another mapping) would

@@ -210,7 +210,7 @@ bool hwt_slab_give_adopted(unsigned cls, uintptr_t addr);
 static inline enum hwt_free_check hwt_slab_check(const void *ptr, struct hwt_span **span_out,
                                                  uint32_t *idx_out)
 {
-    uintptr_t addr = mte_untag(ptr);
+    uintptr_t addr = mte_heap_addr(ptr);
     *span_out = NULL;
     *idx_out = 0;
     struct hwt_span *s = hwt_slab_span_of(addr);

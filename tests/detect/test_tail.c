@@ -29,6 +29,7 @@ struct overflow {
     size_t size;  /* requested */
     size_t by;    /* bytes written past the end, 1..15 */
     bool realloc; /* found by realloc rather than free */
+    size_t from;  /* the first byte past the end written (below by); 0 unless said */
 };
 
 static __attribute__((noinline)) void overflow_then_free(void *arg)
@@ -39,8 +40,9 @@ static __attribute__((noinline)) void overflow_then_free(void *arg)
         p[i] = (unsigned char)(0xa5 ^ i);
     /* the tail's pattern is secret: flip each byte so every written one changes, and write
      * a NUL first, the commonest overflow (never a pattern byte) */
-    p[o->size] = 0;
-    for (size_t i = o->size + 1; i < o->size + o->by; i++)
+    size_t first = o->size + o->from;
+    p[first] = 0;
+    for (size_t i = first + 1; i < o->size + o->by; i++)
         p[i] = (unsigned char)~p[i];
     if (o->realloc)
         p = realloc(p, o->size * 2 + 100);
@@ -49,9 +51,9 @@ static __attribute__((noinline)) void overflow_then_free(void *arg)
 }
 
 /* Runs one overflow in a child and checks the report's lines. */
-static void expect_tail_report(size_t size, size_t by, bool at_realloc)
+static void expect_tail_bytes_report(size_t size, size_t from, size_t by, bool at_realloc)
 {
-    struct overflow o = {size, by, at_realloc};
+    struct overflow o = {size, by, at_realloc, from};
     struct child_result r;
     char line[160];
 
@@ -62,16 +64,22 @@ static void expect_tail_report(size_t size, size_t by, bool at_realloc)
     snprintf(line, sizeof(line), "Write past the end of the object found at %s of addr",
              at_realloc ? "realloc" : "free");
     expect_text(&r, line);
-    snprintf(line, sizeof(line), "Bytes 0..%zu past the %zu-byte region were written", by - 1,
-             size);
+    snprintf(line, sizeof(line), "Bytes %zu..%zu past the %zu-byte region were written", from,
+             by - 1, size);
     expect_text(&r, line);
     snprintf(line, sizeof(line), " %zu-byte region [", size);
     expect_text(&r, line);
-    expect_text(&r, "The buggy address is located 0 bytes to the right of");
+    snprintf(line, sizeof(line), "The buggy address is located %zu bytes to the right of", from);
+    expect_text(&r, line);
     expect_text(&r, " pattern:");
     expect_text(&r, " found:  ");
     expect_text(&r, "Allocated by task");
     expect_text(&r, "SUMMARY: KASAN:");
+}
+
+static void expect_tail_report(size_t size, size_t by, bool at_realloc)
+{
+    expect_tail_bytes_report(size, 0, by, at_realloc);
 }
 
 /* Every size class boundary: the largest request of each class with a tail (one byte of
@@ -93,6 +101,38 @@ static void test_every_overflow_length(void **state)
     for (unsigned s = 0; s < sizeof(sizes) / sizeof(sizes[0]); s++)
         for (size_t by = 1; by < GRANULE; by++)
             expect_tail_report(sizes[s], by, false);
+}
+
+/* Frees a live object with a tail through its pointer with bit 63 set (outside the MTE
+ * tag, bits 56-59). */
+static __attribute__((noinline)) void free_with_top_bit(void *arg)
+{
+    unsigned char *volatile p = malloc((size_t)(uintptr_t)arg);
+    p[0] = 1;
+    free((void *)((uintptr_t)p | (uintptr_t)1 << 63));
+    _exit(0);
+}
+
+/* aarch64 ignores a pointer's top byte (TBI), so there that pointer is the object's and the
+ * free goes through. x86_64 faults on it: natively it names no object, and free must say
+ * so rather than fault reading the object's tail through it (it did, for a small and a
+ * page-backed object alike). */
+static void test_free_through_top_byte(void **state)
+{
+    (void)state;
+    static const size_t sizes[] = {40, 40001};
+    for (unsigned i = 0; i < 2; i++) {
+        struct child_result r;
+        assert_true(run_child(LIBRARY_REPORT, free_with_top_bit, (void *)sizes[i], &r));
+#if defined(__aarch64__)
+        expect_exit(&r, 0);
+        expect_no_text(&r, "BUG: KASAN");
+#else
+        expect_abort(&r);
+        expect_text(&r, "BUG: KASAN: invalid-free in free_with_top_bit+0x");
+        expect_text(&r, "Free of addr 80");
+#endif
+    }
 }
 
 static void test_page_backed_sizes(void **state)
@@ -198,6 +238,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_one_byte_past_every_class),
         cmocka_unit_test(test_every_overflow_length),
+        cmocka_unit_test(test_free_through_top_byte),
         cmocka_unit_test(test_page_backed_sizes),
         cmocka_unit_test(test_found_at_realloc),
         cmocka_unit_test(test_usable_bytes_are_never_reported),

@@ -34,6 +34,22 @@ static inline uintptr_t mte_untag(const void *ptr)
     return (uintptr_t)ptr & HWT_ADDR_MASK;
 }
 
+/* Whether the CPU ignores a pointer's top byte in accesses (aarch64's TBI). Where it does
+ * not (x86_64, natively), no heap pointer has one, and a pointer that has one is no heap
+ * pointer: free and realloc must report it, not access memory through it. */
+#if HWTAG_MTE || defined(__aarch64__)
+#define HWT_TOP_BYTE_IGNORED 1
+#else
+#define HWT_TOP_BYTE_IGNORED 0
+#endif
+
+/* The heap address a pointer from the program names: its address bits, or natively the
+ * whole pointer, so that one with a top byte finds no object. signal-safe */
+static inline uintptr_t mte_heap_addr(const void *ptr)
+{
+    return HWT_TOP_BYTE_IGNORED ? mte_untag(ptr) : (uintptr_t)ptr;
+}
+
 /* signal-safe */
 static inline unsigned mte_ptr_tag(const void *ptr)
 {
