@@ -103,6 +103,22 @@ static void test_every_overflow_length(void **state)
             expect_tail_report(sizes[s], by, false);
 }
 
+/* Every place a tail can start in its granule (1..15 bytes of the object in it), in a
+ * small and a big class: a single byte written, the tail's first or its last (the
+ * granule's byte 15). The check of every word and byte of the granule must see each. */
+static void test_every_tail_start(void **state)
+{
+    (void)state;
+    static const size_t bases[] = {48, 1040};
+    for (unsigned s = 0; s < sizeof(bases) / sizeof(bases[0]); s++) {
+        for (size_t off = 1; off < GRANULE; off++) {
+            size_t len = GRANULE - off; /* tail bytes */
+            expect_tail_bytes_report(bases[s] + off, 0, 1, false);
+            expect_tail_bytes_report(bases[s] + off, len - 1, len, false);
+        }
+    }
+}
+
 /* Frees a live object with a tail through its pointer with bit 63 set (outside the MTE
  * tag, bits 56-59). */
 static __attribute__((noinline)) void free_with_top_bit(void *arg)
@@ -238,6 +254,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_one_byte_past_every_class),
         cmocka_unit_test(test_every_overflow_length),
+        cmocka_unit_test(test_every_tail_start),
         cmocka_unit_test(test_free_through_top_byte),
         cmocka_unit_test(test_page_backed_sizes),
         cmocka_unit_test(test_found_at_realloc),
