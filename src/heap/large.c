@@ -233,6 +233,8 @@ void hwt_large_free(struct hwt_large *l, uint32_t stack)
     struct hwt_large *evicted[HWT_LARGE_EVICT_MAX + 1];
     uintptr_t unmap_start[HWT_LARGE_EVICT_MAX + 1];
     size_t unmap_size[HWT_LARGE_EVICT_MAX + 1];
+    struct hwt_large_release released[HWT_LARGE_RELEASE_MAX];
+    unsigned nreleased;
     size_t usable = hwt_align_up(l->requested, HWT_GRANULE);
 
     l->free_stack = stack;
@@ -255,7 +257,7 @@ void hwt_large_free(struct hwt_large *l, uint32_t stack)
         hwt_unlock(&large_lock);
         return;
     }
-    unsigned n = hwt_large_cache_put_locked(l, keep, evicted);
+    unsigned n = hwt_large_cache_put_locked(l, keep, evicted, released, &nreleased);
     if (!keep)
         evicted[n++] = l;
     for (unsigned i = 0; i < n; i++)
@@ -263,6 +265,13 @@ void hwt_large_free(struct hwt_large *l, uint32_t stack)
     hwt_unlock(&large_lock);
     for (unsigned i = 0; i < n; i++)
         hwt_os_unmap((void *)unmap_start[i], unmap_size[i]);
+    if (nreleased == 0)
+        return;
+    for (unsigned i = 0; i < nreleased; i++)
+        hwt_os_decommit((void *)released[i].start, released[i].size);
+    hwt_lock(&large_lock);
+    hwt_large_cache_return_locked(released, nreleased);
+    hwt_unlock(&large_lock);
 }
 
 size_t hwt_large_requested(const struct hwt_large *l)

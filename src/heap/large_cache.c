@@ -93,13 +93,19 @@ static void unlink_locked(struct hwt_large *l)
  * left pages there). They read as zero with tag 0 afterwards, so a tagged stale pointer
  * still faults, and the area becomes empty: a next object tags what it uses, and the rest
  * stays tag 0 and untouched, which faults for every tagged pointer as the free tag does. */
-static void release_pages(struct hwt_large *l)
+static size_t release_bookkeeping(struct hwt_large *l)
 {
     size_t span = l->map_start + l->map_size - l->start;
-    hwt_os_decommit((void *)l->start, span);
     l->resident = l->map_size - span;
     l->area = 0;
     l->area_tag = HWT_TAG_UNTAGGED;
+    return span;
+}
+
+static void release_pages(struct hwt_large *l)
+{
+    uintptr_t start = l->start;
+    hwt_os_decommit((void *)start, release_bookkeeping(l));
 }
 
 /* A tagged object whose pages were mostly never touched (resident counts the pages the OS
@@ -158,8 +164,10 @@ bool hwt_large_cache_admit(struct hwt_large *l)
     return true;
 }
 
-unsigned hwt_large_cache_put_locked(struct hwt_large *l, bool keep, struct hwt_large **evicted)
+unsigned hwt_large_cache_put_locked(struct hwt_large *l, bool keep, struct hwt_large **evicted,
+                                    struct hwt_large_release *released, unsigned *nreleased)
 {
+    *nreleased = 0;
     live_mapped -= l->map_size;
     recent_peak -= (recent_peak - live_mapped) / PEAK_DECAY;
     if (!keep)
@@ -175,14 +183,20 @@ unsigned hwt_large_cache_put_locked(struct hwt_large *l, bool keep, struct hwt_l
     cache_bytes += l->map_size;
     size_t *resident = &cache_resident[l->mte != 0];
     *resident += l->resident;
-    /* Over the budget: the oldest cached mappings of the kind give their pages back first. */
+    /* Over the budget: the oldest cached mappings of the kind give their pages back first,
+     * out of the cache until the caller has done it */
     size_t limit = budget(l->mte);
-    for (struct hwt_large *c = cache_head; c != NULL && *resident > limit; c = c->cnext) {
+    struct hwt_large *next;
+    for (struct hwt_large *c = cache_head; c != NULL && *resident > limit; c = next) {
+        next = c->cnext;
         if (c == l || !warm(c) || c->mte != l->mte)
             continue; /* the new one, pages already given back, or the other kind */
-        *resident -= c->resident;
-        release_pages(c);
-        *resident += c->resident;
+        if (*nreleased == HWT_LARGE_RELEASE_MAX)
+            break;        /* the next frees go on */
+        unlink_locked(c); /* takes its bytes off; the return puts back what stays */
+        uintptr_t start = c->start;
+        size_t size = release_bookkeeping(c);
+        released[(*nreleased)++] = (struct hwt_large_release){c, start, size};
     }
     unsigned n = 0;
     while (n < HWT_LARGE_EVICT_MAX && cache_head != NULL &&
@@ -192,6 +206,23 @@ unsigned hwt_large_cache_put_locked(struct hwt_large *l, bool keep, struct hwt_l
         evicted[n++] = oldest;
     }
     return n;
+}
+
+void hwt_large_cache_return_locked(const struct hwt_large_release *released, unsigned n)
+{
+    for (unsigned i = n; i-- > 0;) {
+        struct hwt_large *c = released[i].l;
+        c->cprev = NULL;
+        c->cnext = cache_head;
+        if (cache_head != NULL)
+            cache_head->cprev = c;
+        else
+            cache_tail = c;
+        cache_head = c;
+        cache_entries++;
+        cache_bytes += c->map_size;
+        cache_resident[c->mte != 0] += c->resident;
+    }
 }
 
 size_t hwt_large_cache_trim_locked(void)

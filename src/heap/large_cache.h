@@ -42,9 +42,28 @@ void hwt_large_cache_live_locked(size_t map_size);
 /* Called on free before the object is retagged: whether its mapping may be cached at all;
  * gives the pages of big objects back at once. Lock not needed (the object is owned). */
 bool hwt_large_cache_admit(struct hwt_large *l);
+/* At most this many cached mappings give their pages back on one free (the budget below). */
+#define HWT_LARGE_RELEASE_MAX 4u
+
+/* The pages a cached mapping gives back: [start, start + size). */
+struct hwt_large_release {
+    struct hwt_large *l;
+    uintptr_t start;
+    size_t size;
+};
+
 /* The freed l leaves the live bytes and, when kept, joins the cache; then the budget is
- * enforced. Returns how many records it put into evicted[] (at most HWT_LARGE_EVICT_MAX). */
-unsigned hwt_large_cache_put_locked(struct hwt_large *l, bool keep, struct hwt_large **evicted);
+ * enforced. Returns how many records it put into evicted[] (at most HWT_LARGE_EVICT_MAX).
+ * Over the resident budget, the oldest warm mappings leave the cache into released[] (at
+ * most HWT_LARGE_RELEASE_MAX, their number in *nreleased), already counted as given back:
+ * the caller gives their pages back once it has dropped the lock (a system call, which
+ * under QEMU took long enough for the other threads' large mallocs and frees to queue on
+ * the lock), then hands them to hwt_large_cache_return_locked. Out of the cache meanwhile,
+ * no new object can take one. */
+unsigned hwt_large_cache_put_locked(struct hwt_large *l, bool keep, struct hwt_large **evicted,
+                                    struct hwt_large_release *released, unsigned *nreleased);
+/* Puts back, as the oldest, the mappings of released[] whose pages are given back. */
+void hwt_large_cache_return_locked(const struct hwt_large_release *released, unsigned n);
 /* Gives back the pages of every cached mapping; returns the bytes given back. */
 size_t hwt_large_cache_trim_locked(void);
 /* Bytes of cached mappings still resident (an upper bound: untouched pages count too). */
