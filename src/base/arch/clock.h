@@ -15,12 +15,35 @@ static inline uint64_t hwt_arch_clock(void)
     __asm__ volatile("mrs %0, cntvct_el0" : "=r"(t));
     return t;
 }
+
+/* Ticks per second of hwt_arch_clock. */
+static inline uint64_t hwt_arch_clock_hz(void)
+{
+    uint64_t f;
+    __asm__ volatile("mrs %0, cntfrq_el0" : "=r"(f));
+    return f;
+}
 #else
 #define HWT_HAVE_ARCH_CLOCK 0
 static inline uint64_t hwt_arch_clock(void)
 {
     return 0;
 }
+
+static inline uint64_t hwt_arch_clock_hz(void)
+{
+    return 0;
+}
 #endif
+
+/* A hint in a spin-wait loop (the core may give its pipeline to a sibling thread). */
+static inline void hwt_arch_spin_hint(void)
+{
+#if defined(__aarch64__)
+    __asm__ volatile("yield" ::: "memory");
+#elif defined(__x86_64__)
+    __asm__ volatile("pause" ::: "memory");
+#endif
+}
 
 #endif
