@@ -98,6 +98,44 @@ static void stress_check(const void *p, size_t size)
         __atomic_add_fetch(&stress_bad_values, 1, __ATOMIC_RELAXED);
 }
 
+/* How a table churn sizes, fills and checks its objects. */
+struct stress_kind {
+    size_t (*size)(uint64_t *rng);
+    void (*fill)(void *p, size_t size);
+    void (*check)(const void *p, size_t size);
+};
+
+/* Until deadline, replaces random entries of a table of n objects (NULL = empty) with new
+ * ones of kind k, batch at a time, checking each object before it is freed; then checks
+ * and frees them all. Returns how many objects it made. */
+static uint64_t stress_churn_table(void **objs, size_t *sizes, unsigned n, uint64_t *rng,
+                                   const struct stress_kind *k, unsigned batch, double deadline)
+{
+    uint64_t made = 0;
+    while (stress_now() < deadline) {
+        for (unsigned i = 0; i < batch; i++) {
+            unsigned j = (unsigned)(stress_rand(rng) % n);
+            if (objs[j] != NULL) {
+                k->check(objs[j], sizes[j]);
+                free(objs[j]);
+            }
+            sizes[j] = k->size(rng);
+            objs[j] = malloc(sizes[j]);
+            if (objs[j] != NULL)
+                k->fill(objs[j], sizes[j]);
+        }
+        made += batch;
+    }
+    for (unsigned j = 0; j < n; j++) {
+        if (objs[j] != NULL) {
+            k->check(objs[j], sizes[j]);
+            free(objs[j]);
+            objs[j] = NULL;
+        }
+    }
+    return made;
+}
+
 /* Prints the rate line; exit status 1 when anything went wrong. */
 static int stress_finish(const char *what)
 {

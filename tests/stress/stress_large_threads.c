@@ -47,27 +47,8 @@ static void *worker(void *arg)
     uint64_t rng = (uintptr_t)arg * 0x9e3779b97f4a7c15u + 11;
     void *objs[TABLE] = {0};
     size_t sizes[TABLE] = {0};
-    uint64_t n = 0;
-    while (stress_now() < deadline) {
-        for (unsigned i = 0; i < 50; i++) {
-            unsigned k = (unsigned)(stress_rand(&rng) % TABLE);
-            if (objs[k] != NULL) {
-                check_pages(objs[k], sizes[k]);
-                free(objs[k]);
-            }
-            sizes[k] = random_size(&rng);
-            objs[k] = malloc(sizes[k]);
-            if (objs[k] != NULL)
-                fill_pages(objs[k], sizes[k]);
-        }
-        n += 50;
-    }
-    for (unsigned k = 0; k < TABLE; k++) {
-        if (objs[k] != NULL) {
-            check_pages(objs[k], sizes[k]);
-            free(objs[k]);
-        }
-    }
+    static const struct stress_kind kind = {random_size, fill_pages, check_pages};
+    uint64_t n = stress_churn_table(objs, sizes, TABLE, &rng, &kind, 50, deadline);
     __atomic_add_fetch(&total_objects, n, __ATOMIC_RELAXED);
     return NULL;
 }

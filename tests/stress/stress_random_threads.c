@@ -29,27 +29,8 @@ static void *worker(void *arg)
     uint64_t rng = (uintptr_t)arg * 0x9e3779b97f4a7c15u + 7;
     static __thread void *objs[TABLE];
     static __thread size_t sizes[TABLE];
-    uint64_t n = 0;
-    while (stress_now() < deadline) {
-        for (unsigned i = 0; i < 1000; i++) {
-            unsigned k = (unsigned)(stress_rand(&rng) % TABLE);
-            if (objs[k] != NULL) {
-                stress_check(objs[k], sizes[k]);
-                free(objs[k]);
-            }
-            sizes[k] = random_size(&rng);
-            objs[k] = malloc(sizes[k]);
-            if (objs[k] != NULL)
-                stress_fill(objs[k], sizes[k]);
-        }
-        n += 1000;
-    }
-    for (unsigned k = 0; k < TABLE; k++) {
-        if (objs[k] != NULL) {
-            stress_check(objs[k], sizes[k]);
-            free(objs[k]);
-        }
-    }
+    static const struct stress_kind kind = {random_size, stress_fill, stress_check};
+    uint64_t n = stress_churn_table(objs, sizes, TABLE, &rng, &kind, 1000, deadline);
     __atomic_add_fetch(&total_objects, n, __ATOMIC_RELAXED);
     return NULL;
 }
