@@ -1083,6 +1083,13 @@ def evaluate_targets(res):
                  "hwtag-sync", "glibc-mte-sync", "mops_s", 10.0)
     ratio_target("large 1T: HWTAG_SAMPLE=10 vs clean glibc (throughput)", "micro-large-1t",
                  "hwtag-sample10", "clean", "mops_s", 0.3)
+    # issue 10: the allocator itself, no tags, must not lose to glibc on the large path
+    ratio_target("large 1T: libhwtag off vs clean glibc (throughput)", "micro-large-1t",
+                 "hwtag-off", "clean", "mops_s", 0.8)
+    ratio_target("large 2T: libhwtag off vs clean glibc (throughput)", "micro-large-2t",
+                 "hwtag-off", "clean", "mops_s", 0.8)
+    ratio_target("loopback: libhwtag off vs clean glibc (throughput)", "loopback",
+                 "hwtag-off", "clean", "mbit_s", 0.9)
     ratio_target("iperf3: libhwtag sync vs glibc-MTE sync (throughput)", "iperf3",
                  "hwtag-sync", "glibc-mte-sync", "gbit_s", 1.0)
     # loopback: slowdown(sample10) <= half of slowdown(full), both against libhwtag off.
