@@ -136,6 +136,22 @@ static uint64_t stress_churn_table(void **objs, size_t *sizes, unsigned n, uint6
     return made;
 }
 
+/* Runs fn in STRESS_THREADS threads (default 2, at most 4), argument 1..n, and waits
+ * for them. Returns how many ran. */
+#include <pthread.h>
+static unsigned stress_run_threads(void *(*fn)(void *))
+{
+    unsigned n = stress_env_uint("STRESS_THREADS", 2);
+    if (n > 4)
+        n = 4;
+    pthread_t t[4];
+    for (unsigned i = 0; i < n; i++)
+        pthread_create(&t[i], NULL, fn, (void *)(uintptr_t)(i + 1));
+    for (unsigned i = 0; i < n; i++)
+        pthread_join(t[i], NULL);
+    return n;
+}
+
 /* Prints the rate line; exit status 1 when anything went wrong. */
 static int stress_finish(const char *what)
 {

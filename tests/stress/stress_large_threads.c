@@ -56,16 +56,9 @@ static void *worker(void *arg)
 int main(void)
 {
     stress_init();
-    unsigned nthreads = stress_env_uint("STRESS_THREADS", 2);
-    if (nthreads > 4)
-        nthreads = 4;
     double secs = stress_seconds(10);
     deadline = stress_now() + secs;
-    pthread_t t[4];
-    for (unsigned i = 0; i < nthreads; i++)
-        pthread_create(&t[i], NULL, worker, (void *)(uintptr_t)(i + 1));
-    for (unsigned i = 0; i < nthreads; i++)
-        pthread_join(t[i], NULL);
+    unsigned nthreads = stress_run_threads(worker);
     char line[160];
     snprintf(line, sizeof(line), "%u threads, %llu page-backed objects (%.0f a second)", nthreads,
              (unsigned long long)total_objects, (double)total_objects / secs);

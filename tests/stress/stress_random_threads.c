@@ -38,15 +38,8 @@ static void *worker(void *arg)
 int main(void)
 {
     stress_init();
-    unsigned nthreads = stress_env_uint("STRESS_THREADS", 2);
-    if (nthreads > 4)
-        nthreads = 4;
     deadline = stress_now() + stress_seconds(20);
-    pthread_t t[4];
-    for (unsigned i = 0; i < nthreads; i++)
-        pthread_create(&t[i], NULL, worker, (void *)(uintptr_t)(i + 1));
-    for (unsigned i = 0; i < nthreads; i++)
-        pthread_join(t[i], NULL);
+    unsigned nthreads = stress_run_threads(worker);
     char line[128];
     snprintf(line, sizeof(line), "%u threads, %llu objects", nthreads,
              (unsigned long long)total_objects);
