@@ -88,9 +88,35 @@ static void unlink_locked(struct hwt_large *l)
     cache_resident[l->mte != 0] -= l->resident;
 }
 
-/* Gives the pages of an owned or cached object back to the OS: all of them from its start to
- * the mapping's end, past its area too (an earlier, bigger object of the mapping may have
- * left pages there). They read as zero with tag 0 afterwards, so a tagged stale pointer
+/* Links l into the cache as the newest, or as the oldest, and counts it. */
+static void link_locked(struct hwt_large *l, bool oldest)
+{
+    if (oldest) {
+        l->cprev = NULL;
+        l->cnext = cache_head;
+        if (cache_head != NULL)
+            cache_head->cprev = l;
+        else
+            cache_tail = l;
+        cache_head = l;
+    } else {
+        l->cnext = NULL;
+        l->cprev = cache_tail;
+        if (cache_tail != NULL)
+            cache_tail->cnext = l;
+        else
+            cache_head = l;
+        cache_tail = l;
+    }
+    cache_entries++;
+    cache_bytes += l->map_size;
+    cache_resident[l->mte != 0] += l->resident;
+}
+
+/* What giving the pages of an owned or cached object back changes in its record; returns
+ * the bytes that go back (release_pages gives them): all from its start to the mapping's
+ * end, past its area too (an earlier, bigger object of the mapping may have left pages
+ * there). They read as zero with tag 0 afterwards, so a tagged stale pointer
  * still faults, and the area becomes empty: a next object tags what it uses, and the rest
  * stays tag 0 and untouched, which faults for every tagged pointer as the free tag does. */
 static size_t release_bookkeeping(struct hwt_large *l)
@@ -104,8 +130,7 @@ static size_t release_bookkeeping(struct hwt_large *l)
 
 static void release_pages(struct hwt_large *l)
 {
-    uintptr_t start = l->start;
-    hwt_os_decommit((void *)start, release_bookkeeping(l));
+    hwt_os_decommit((void *)l->start, release_bookkeeping(l));
 }
 
 /* A tagged object whose pages were mostly never touched (resident counts the pages the OS
@@ -172,17 +197,8 @@ unsigned hwt_large_cache_put_locked(struct hwt_large *l, bool keep, struct hwt_l
     recent_peak -= (recent_peak - live_mapped) / PEAK_DECAY;
     if (!keep)
         return 0;
-    l->cnext = NULL;
-    l->cprev = cache_tail;
-    if (cache_tail != NULL)
-        cache_tail->cnext = l;
-    else
-        cache_head = l;
-    cache_tail = l;
-    cache_entries++;
-    cache_bytes += l->map_size;
+    link_locked(l, false);
     size_t *resident = &cache_resident[l->mte != 0];
-    *resident += l->resident;
     /* Over the budget: the oldest cached mappings of the kind give their pages back first,
      * out of the cache until the caller has done it */
     size_t limit = budget(l->mte);
@@ -194,9 +210,8 @@ unsigned hwt_large_cache_put_locked(struct hwt_large *l, bool keep, struct hwt_l
         if (*nreleased == HWT_LARGE_RELEASE_MAX)
             break;        /* the next frees go on */
         unlink_locked(c); /* takes its bytes off; the return puts back what stays */
-        uintptr_t start = c->start;
         size_t size = release_bookkeeping(c);
-        released[(*nreleased)++] = (struct hwt_large_release){c, start, size};
+        released[(*nreleased)++] = (struct hwt_large_release){c, c->start, size};
     }
     unsigned n = 0;
     while (n < HWT_LARGE_EVICT_MAX && cache_head != NULL &&
@@ -210,19 +225,8 @@ unsigned hwt_large_cache_put_locked(struct hwt_large *l, bool keep, struct hwt_l
 
 void hwt_large_cache_return_locked(const struct hwt_large_release *released, unsigned n)
 {
-    for (unsigned i = n; i-- > 0;) {
-        struct hwt_large *c = released[i].l;
-        c->cprev = NULL;
-        c->cnext = cache_head;
-        if (cache_head != NULL)
-            cache_head->cprev = c;
-        else
-            cache_tail = c;
-        cache_head = c;
-        cache_entries++;
-        cache_bytes += c->map_size;
-        cache_resident[c->mte != 0] += c->resident;
-    }
+    for (unsigned i = n; i-- > 0;)
+        link_locked(released[i].l, true);
 }
 
 size_t hwt_large_cache_trim_locked(void)

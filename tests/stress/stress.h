@@ -9,6 +9,7 @@
 
 #define _GNU_SOURCE
 #include <dlfcn.h>
+#include <pthread.h>
 #include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -138,7 +139,6 @@ static uint64_t stress_churn_table(void **objs, size_t *sizes, unsigned n, uint6
 
 /* Runs fn in STRESS_THREADS threads (default 2, at most 4), argument 1..n, and waits
  * for them. Returns how many ran. */
-#include <pthread.h>
 static unsigned stress_run_threads(void *(*fn)(void *))
 {
     unsigned n = stress_env_uint("STRESS_THREADS", 2);

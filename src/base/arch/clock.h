@@ -36,13 +36,12 @@ static inline uint64_t hwt_arch_clock_hz(void)
 }
 #endif
 
-/* A hint in a spin-wait loop (the core may give its pipeline to a sibling thread). */
+/* A hint in a spin-wait loop (the core may give its pipeline to a sibling thread); only
+ * spun on where the clock is there. */
 static inline void hwt_arch_spin_hint(void)
 {
 #if defined(__aarch64__)
     __asm__ volatile("yield" ::: "memory");
-#elif defined(__x86_64__)
-    __asm__ volatile("pause" ::: "memory");
 #endif
 }
 
