@@ -13,6 +13,8 @@
  *   mixed    long-lived plus churn: each thread first builds 20000 long-lived objects of
  *            16 B..4 KiB, then churns short-lived 16..256 B objects, replacing one long-lived
  *            object every 16 operations.
+ *   bigbuf   big buffers: each thread keeps 10 buffers of 5..25 MiB and replaces a random one
+ *            per op, writing all of it (malloc-large's shape: C++ new char[n]() zeroes it).
  * One op is one malloc plus one free. Plain C + pthreads: builds natively and for aarch64. */
 #include "bench_common.h"
 
@@ -182,6 +184,25 @@ static void *mixed_thread(void *arg)
     return NULL;
 }
 
+/* ---- bigbuf: buffers of several MiB, replaced and written whole ---- */
+#define BIG_SLOTS 10
+#define BIG_MIN ((size_t)5 << 20)
+#define BIG_MAX ((size_t)25 << 20)
+static void *bigbuf_thread(void *arg)
+{
+    uint64_t s = 0x8EBC6AF09C88C6E3ULL * ((uint64_t)(long)arg + 1);
+    void *slot[BIG_SLOTS] = {0};
+    for (long i = 0; i < ops_per_thread; i++) {
+        size_t j = (size_t)(bench_rand(&s) % BIG_SLOTS), n = rsize(&s, BIG_MIN, BIG_MAX);
+        free(slot[j]);
+        slot[j] = xmalloc(n);
+        memset(slot[j], (int)i, n);
+    }
+    for (int i = 0; i < BIG_SLOTS; i++)
+        free(slot[i]);
+    return NULL;
+}
+
 int main(int argc, char **argv)
 {
     const char *wl = "churn";
@@ -194,13 +215,14 @@ int main(int argc, char **argv)
             ops_per_thread = atol(argv[++i]);
         else {
             fprintf(stderr,
-                    "usage: %s --workload remote|handoff|churn|mixed [--threads T] "
+                    "usage: %s --workload remote|handoff|churn|mixed|bigbuf [--threads T] "
                     "[--ops N per thread]\n",
                     argv[0]);
             return 2;
         }
     }
-    if (nthreads < 1 || nthreads > 256 || ops_per_thread < REMOTE_PHASES)
+    if (nthreads < 1 || nthreads > 256 || ops_per_thread < 1 ||
+        (!strcmp(wl, "remote") && ops_per_thread < REMOTE_PHASES))
         return 2;
     void *(*fn)(void *) = NULL;
     if (!strcmp(wl, "remote"))
@@ -209,6 +231,8 @@ int main(int argc, char **argv)
         fn = churn_thread;
     else if (!strcmp(wl, "mixed"))
         fn = mixed_thread;
+    else if (!strcmp(wl, "bigbuf"))
+        fn = bigbuf_thread;
     else if (strcmp(wl, "handoff")) {
         fprintf(stderr, "bench_threads: unknown workload %s\n", wl);
         return 2;

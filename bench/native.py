@@ -2,8 +2,8 @@
 # SPDX-License-Identifier: MIT
 """Native (x86_64, tagging compiled out) allocator-core benchmark of issue 10.
 
-Builds bench/bench_threads.c for the host, runs its four workloads (remote, handoff, churn,
-mixed; 2 threads) under glibc, jemalloc, mimalloc, tcmalloc (Debian packages, LD_PRELOAD) and
+Builds bench/bench_threads.c for the host, runs its five workloads (remote, handoff, churn,
+mixed, bigbuf; 2 threads) under glibc, jemalloc, mimalloc, tcmalloc (Debian packages, LD_PRELOAD) and
 libhwtag from the native-release preset (stacks on, and HWTAG_STACKTRACE=off), all
 configurations alternated inside each round, and writes results/native.md: median ops/s with
 min-max, the time ratio to glibc of the same round (median of per-round ratios), and the
@@ -46,7 +46,13 @@ WORKLOADS = [
     ("handoff", 2000000, "producer/consumer: 1 thread mallocs 16..512 B in batches of 64, the other frees them (xmalloc shape)"),
     ("churn", 6000000, "per-thread malloc/free over 256 private slots of 16..1024 B (glibc bench-malloc-thread shape)"),
     ("mixed", 3000000, "20000 long-lived 16 B..4 KiB objects per thread plus short-lived 16..256 B churn, 1 in 16 ops replaces a long-lived one"),
+    ("bigbuf", 150, "10 live buffers of 5..25 MiB per thread, a random one replaced per op and written whole (malloc-large shape)"),
 ]
+MIN_OPS = 10  # per thread, whatever the scale (bigbuf's ops are few and long)
+
+
+def scaled(ops, scale):
+    return max(ops // scale, MIN_OPS)
 
 
 def log(*a):
@@ -165,7 +171,7 @@ def main():
             order = cs[rnd % len(cs):] + cs[:rnd % len(cs)]
             for name, env, _ in order:
                 try:
-                    v = run_one(exe, wl, ops // scale, args.threads, env, args.timeout, args.qemu)
+                    v = run_one(exe, wl, scaled(ops, scale), args.threads, env, args.timeout, args.qemu)
                 except (RuntimeError, subprocess.TimeoutExpired) as e:
                     if not args.qemu:
                         raise
@@ -274,7 +280,7 @@ def write(args, rounds, scale, cs, res, elapsed, failed):
         "`bench/bench_threads.c`, 2 threads, one op = one malloc + one free, every object touched"
         " at both ends:", ""]
     for wl, ops, desc in WORKLOADS:
-        lines.append("- `%s` (%d ops per thread): %s" % (wl, ops // scale, desc))
+        lines.append("- `%s` (%d ops per thread): %s" % (wl, scaled(ops, scale), desc))
     lines += ["", "## Configurations", ""]
     for n, env, desc in cs:
         lines.append("- `%s`: %s%s" % (n, desc, (" — `" + " ".join("%s=%s" % (k, rel(v)) for k, v in sorted(env.items())) + "`") if env else ""))

@@ -32,8 +32,12 @@
 /* The recent peak falls toward the live bytes by 1/PEAK_DECAY of the gap per large free, so
  * after a few hundred frees without a return to the peak the budget follows the live bytes. */
 #define PEAK_DECAY 256u
-/* Freed objects this big give their pages back at once (kept mapped, as address space). */
+/* Freed objects this big give their pages back at once (kept mapped, as address space).
+ * Untagged ones stay warm up to glibc's largest mmap threshold: a program that churns
+ * buffers of several MiB (malloc-large) refaulted every page of each of them, 4.7x glibc's
+ * time, where glibc serves them from its heap once its dynamic threshold has grown. */
 #define RELEASE_ON_FREE ((size_t)4 << 20)
+#define RELEASE_UNTAGGED_ON_FREE ((size_t)32 << 20)
 /* A tagged object of at least this many pages, most of them never touched, gives its pages
  * back instead of being retagged free: a use after free still faults (tag 0), the refaults
  * are few, and one madvise costs less than a DC GVA pass over pages nobody uses. */
@@ -67,7 +71,8 @@ static bool warm(const struct hwt_large *c)
 
 static bool fits(const struct hwt_large *c, size_t need, size_t size, size_t align, bool mte)
 {
-    return c->mte == mte && c->map_size >= need && c->map_size <= 2 * need &&
+    size_t most = !mte && need >= HWT_LARGE_LOOSE_MIN ? HWT_LARGE_LOOSE_FIT * need : 2 * need;
+    return c->mte == mte && c->map_size >= need && c->map_size <= most &&
            (c->start & (align - 1)) == 0 &&
            c->start + hwt_align_up(size, HWT_GRANULE) + HWT_GRANULE <= c->map_start + c->map_size;
 }
@@ -184,7 +189,7 @@ bool hwt_large_cache_admit(struct hwt_large *l)
     if (l->map_size > CACHE_MAX_BLOCK)
         return false;
     l->resident = l->map_size;
-    if (l->area >= RELEASE_ON_FREE || mostly_untouched(l))
+    if (l->area >= (l->mte ? RELEASE_ON_FREE : RELEASE_UNTAGGED_ON_FREE) || mostly_untouched(l))
         release_pages(l);
     return true;
 }

@@ -32,6 +32,16 @@ struct hwt_large {
  * unmaps their mappings once it has dropped the lock. */
 #define HWT_LARGE_EVICT_MAX 2u
 
+/* An untagged object of HWT_LARGE_LOOSE_MIN bytes or more may take a cached untagged mapping
+ * up to HWT_LARGE_LOOSE_FIT times its size (others: 2, and tagged ones' retag pass covers
+ * only the object): a program churning buffers of 5..25 MiB then reuses warm pages instead
+ * of faulting them in. The taker of a mapping over twice its need gives back the pages past
+ * its object, so a live object holds no more resident memory than with a close fit. Not for
+ * smaller objects: with 32 KiB..1 MiB ones, that madvise and the refaults of the big
+ * mappings' pages it gave back cost more than it saved (0.7x of the close fit's speed). */
+#define HWT_LARGE_LOOSE_FIT 8u
+#define HWT_LARGE_LOOSE_MIN ((size_t)4 << 20)
+
 /* Every _locked function here runs under large.c's lock. */
 
 /* The cached mapping that suits a new object of size bytes (need: its mapping size) best,

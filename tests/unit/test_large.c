@@ -468,6 +468,50 @@ static void test_untouched_tagged_object_is_released(void **state)
     assert_int_not_equal(old, mte_ptr_tag(idle));
 }
 
+/* An untagged object of several MiB (HWTAG_MODE=off, or left out by sampling) stays warm in
+ * the cache when freed, and a much smaller one reuses its mapping: the object's pages are
+ * still resident (no refault), and those past it go back to the OS. Before, every object of
+ * 4 MiB and more gave its pages back at free, so a program churning such buffers refaulted
+ * all of them (malloc-large: 4.7x glibc's time natively). */
+static void test_big_untagged_object_stays_warm(void **state)
+{
+    (void)state;
+    const size_t big = 20 * MIB, small = 6 * MIB; /* no other test leaves such mappings */
+    hwt_opts.sample = 1000000;                    /* the first is tagged, the next ones are not */
+    hwt_opts.sample_order = 0;
+    hwt_sample_reset_thread();
+    void *first = hwt_large_alloc(20000, 16, false, ALLOC_STACK);
+    assert_non_null(first);
+    unsigned char *p = hwt_large_alloc(big, 16, false, ALLOC_STACK);
+    assert_non_null(p);
+    struct hwt_object o;
+    assert_true(hwt_lookup_addr(mte_untag(p), &o));
+    assert_false(o.sampled);
+    memset(p, 0x6b, big);
+    uintptr_t start = mte_untag(p);
+    size_t before = hwt_large_cached_resident();
+    hwt_large_free(checked(p), FREE_STACK);
+    size_t kept = hwt_large_cached_resident() - before;
+    if (kept < big)
+        fail_msg("a freed untagged %zu-byte object kept %zu bytes resident", big, kept);
+
+    unsigned char *q = hwt_large_alloc(small, 16, false, ALLOC_STACK);
+    assert_non_null(q);
+    if (mte_untag(q) != start)
+        fail_msg("a %zu-byte object did not reuse the cached %zu-byte mapping", small, big);
+    size_t pages = small / hwt_os_page_size;
+    size_t warm = hwt_os_resident_pages((void *)start, small);
+    if (warm != pages)
+        fail_msg("%zu of the reused object's %zu pages were resident", warm, pages);
+    uintptr_t past = start + small + hwt_os_page_size;
+    size_t left = hwt_os_resident_pages((void *)past, start + big - past);
+    if (left > 0)
+        fail_msg("%zu pages past the smaller object stayed resident", left);
+    assert_int_equal(q[0], 0x6b); /* the same memory, not a fresh zero page */
+    hwt_large_free(checked(q), FREE_STACK);
+    hwt_large_free(checked(first), FREE_STACK);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -487,6 +531,7 @@ int main(void)
                                         teardown),
         cmocka_unit_test_setup_teardown(test_cached_pages_are_bounded, setup, teardown),
         cmocka_unit_test_setup_teardown(test_untouched_tagged_object_is_released, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_big_untagged_object_stays_warm, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
