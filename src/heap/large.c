@@ -35,7 +35,7 @@ static struct hwt_large *record_new_locked(void)
 {
     struct hwt_large *l = dead_list;
     if (l != NULL) {
-        dead_list = l->cnext;
+        dead_list = l->link[HWT_LARGE_BY_AGE].next;
         return l;
     }
     l = hwt_meta_alloc(sizeof(*l), 64);
@@ -69,7 +69,7 @@ static void retire_locked(struct hwt_large *l, uintptr_t *map, size_t *size)
     *map = l->map_start;
     *size = l->map_size;
     __atomic_store_n(&l->state, HWT_LARGE_DEAD, __ATOMIC_RELEASE);
-    l->cnext = dead_list;
+    l->link[HWT_LARGE_BY_AGE].next = dead_list;
     dead_list = l;
     mapped_bytes -= *size;
 }

@@ -13,7 +13,7 @@
  * and a new allocation reuses them without a system call. The cache keeps address space
  * generously (a program that churns big buffers reuses them without mmap/munmap); the
  * resident budget below bounds the memory. */
-#define CACHE_MAX_ENTRIES 256u
+#define CACHE_MAX_ENTRIES 1024u /* 256 unmapped and remapped 2 threads' 32 KiB..1 MiB objects */
 #define CACHE_MAX_BYTES ((size_t)1 << 30)
 #define CACHE_MAX_BLOCK ((size_t)64 << 20)
 /* Pages of freed mappings kept resident, at most: a base plus the recent peak of the live
@@ -47,7 +47,52 @@
 #define CLOSE_FIT_SLACK 8u
 #define CLOSE_FIT_SCAN 16u
 
-static struct hwt_large *cache_head, *cache_tail; /* oldest at head */
+/* A doubly linked list of records through their link[k]. */
+struct list {
+    struct hwt_large *head, *tail;
+};
+
+static void list_push(struct list *ls, struct hwt_large *l, unsigned k, bool at_head)
+{
+    struct hwt_large *prev = at_head ? NULL : ls->tail, *next = at_head ? ls->head : NULL;
+    l->link[k].prev = prev;
+    l->link[k].next = next;
+    if (prev != NULL)
+        prev->link[k].next = l;
+    else
+        ls->head = l;
+    if (next != NULL)
+        next->link[k].prev = l;
+    else
+        ls->tail = l;
+}
+
+static void list_remove(struct list *ls, struct hwt_large *l, unsigned k)
+{
+    struct hwt_large_link *n = &l->link[k];
+    if (n->prev != NULL)
+        n->prev->link[k].next = n->next;
+    else
+        ls->head = n->next;
+    if (n->next != NULL)
+        n->next->link[k].prev = n->prev;
+    else
+        ls->tail = n->prev;
+    n->next = n->prev = NULL;
+}
+
+/* Cached mappings are also filed by mapping size, per kind (tagged or not), in bins of a
+ * quarter power of two of pages, so a new object looks only at mappings of its size
+ * instead of walking the whole cache under the lock: with 2 threads churning 32 KiB..1 MiB
+ * objects natively, that walk (a cache miss per record) was most of the lock's hold time,
+ * and the other thread slept on the futex. */
+#define BIN_SUB 4u /* bins per power of two (2 bits under the top bit) */
+#define BIN_COUNT 80u
+static struct list bins[2][BIN_COUNT]; /* newest first */
+
+/* Cached mappings by kind (untagged, tagged) and warmth (pages given back, warm), oldest
+ * first: the budget walks only the warm ones of a kind, eviction takes the cold ones first. */
+static struct list ages[2][2];
 static uint32_t cache_entries;
 static size_t cache_bytes;
 static size_t cache_resident[2]; /* bytes of cached mappings not given back, by mte */
@@ -69,50 +114,57 @@ static bool warm(const struct hwt_large *c)
     return c->resident == c->map_size;
 }
 
+/* The largest mapping that may serve an object whose mapping needs need bytes. */
+static size_t most_for(size_t need, bool mte)
+{
+    return !mte && need >= HWT_LARGE_LOOSE_MIN ? HWT_LARGE_LOOSE_FIT * need : 2 * need;
+}
+
 static bool fits(const struct hwt_large *c, size_t need, size_t size, size_t align, bool mte)
 {
-    size_t most = !mte && need >= HWT_LARGE_LOOSE_MIN ? HWT_LARGE_LOOSE_FIT * need : 2 * need;
-    return c->mte == mte && c->map_size >= need && c->map_size <= most &&
+    return c->mte == mte && c->map_size >= need && c->map_size <= most_for(need, mte) &&
            (c->start & (align - 1)) == 0 &&
            c->start + hwt_align_up(size, HWT_GRANULE) + HWT_GRANULE <= c->map_start + c->map_size;
 }
 
+/* The bin of mappings of map_size bytes: a quarter power of two of pages, rounded down (a
+ * bin each for 0..3 pages). Never decreasing with the size. */
+static unsigned bin_of(size_t map_size)
+{
+    size_t pages = map_size / hwt_os_page_size;
+    if (pages < BIN_SUB)
+        return (unsigned)pages;
+    unsigned log = 63u - (unsigned)__builtin_clzll((unsigned long long)pages);
+    unsigned b = log * BIN_SUB + (unsigned)((pages >> (log - 2)) & (BIN_SUB - 1));
+    return b < BIN_COUNT ? b : BIN_COUNT - 1;
+}
+
+static struct list *bin_list(const struct hwt_large *l)
+{
+    return &bins[l->mte != 0][bin_of(l->map_size)];
+}
+
+/* The list l is on while cached: of its kind, warm or with its pages given back. */
+static struct list *age_list(const struct hwt_large *l)
+{
+    return &ages[l->mte != 0][warm(l)];
+}
+
 static void unlink_locked(struct hwt_large *l)
 {
-    if (l->cprev != NULL)
-        l->cprev->cnext = l->cnext;
-    else
-        cache_head = l->cnext;
-    if (l->cnext != NULL)
-        l->cnext->cprev = l->cprev;
-    else
-        cache_tail = l->cprev;
-    l->cnext = l->cprev = NULL;
+    list_remove(bin_list(l), l, HWT_LARGE_BY_SIZE);
+    list_remove(age_list(l), l, HWT_LARGE_BY_AGE);
     cache_entries--;
     cache_bytes -= l->map_size;
     cache_resident[l->mte != 0] -= l->resident;
 }
 
-/* Links l into the cache as the newest, or as the oldest, and counts it. */
+/* Links l into the cache as the newest, or (its pages just given back) as the oldest, and
+ * counts it. */
 static void link_locked(struct hwt_large *l, bool oldest)
 {
-    if (oldest) {
-        l->cprev = NULL;
-        l->cnext = cache_head;
-        if (cache_head != NULL)
-            cache_head->cprev = l;
-        else
-            cache_tail = l;
-        cache_head = l;
-    } else {
-        l->cnext = NULL;
-        l->cprev = cache_tail;
-        if (cache_tail != NULL)
-            cache_tail->cnext = l;
-        else
-            cache_head = l;
-        cache_tail = l;
-    }
+    list_push(age_list(l), l, HWT_LARGE_BY_AGE, oldest);
+    list_push(bin_list(l), l, HWT_LARGE_BY_SIZE, !oldest);
     cache_entries++;
     cache_bytes += l->map_size;
     cache_resident[l->mte != 0] += l->resident;
@@ -150,25 +202,44 @@ static bool mostly_untouched(struct hwt_large *l)
     return 2 * hwt_os_resident_pages((void *)l->start, pages * hwt_os_page_size) < pages;
 }
 
+/* Untagged mappings that may serve an object are warm, or pages given back that the object
+ * refaults: warm ones come first. A tagged one is retagged with DC GVA anyway, and their
+ * budget keeps few warm: the closest fit comes first, keeping the least memory resident. */
+static bool warm_first(const struct hwt_large *c)
+{
+    return c->mte || warm(c);
+}
+
+/* Whether c serves a new object better than best, both fitting. */
+static bool better(const struct hwt_large *c, const struct hwt_large *best)
+{
+    if (warm_first(c) != warm_first(best))
+        return warm_first(c);
+    return c->map_size < best->map_size;
+}
+
 struct hwt_large *hwt_large_cache_take_locked(size_t need, size_t size, size_t align, bool mte)
 {
-    /* Newest first: its pages are the likeliest to be still resident. The first that fits
-     * closely wins; failing one among the newest CLOSE_FIT_SCAN that fit, the smallest of
-     * them (the pages a bigger mapping's last tenant touched past the new object stay
-     * resident while the object lives). */
+    /* From the bin of need up to that of the largest mapping that may serve it, newest first
+     * in each bin (the cold ones, whose pages went back, at its end). The first that fits
+     * closely wins (if untagged, a warm one); failing one among CLOSE_FIT_SCAN that fit, the best
+     * of them (the pages a bigger mapping's last tenant touched past the new object stay resident
+     * while the object lives, so the smaller of two warm ones). */
     struct hwt_large *best = NULL;
     unsigned seen = 0;
-    for (struct hwt_large *c = cache_tail; c != NULL; c = c->cprev) {
-        if (!fits(c, need, size, align, mte))
-            continue;
-        if (c->map_size - need <= need / CLOSE_FIT_SLACK) {
-            best = c;
-            break;
+    bool close = false;
+    unsigned last = bin_of(most_for(need, mte));
+    for (unsigned b = bin_of(need); b <= last && seen < CLOSE_FIT_SCAN && !close; b++) {
+        for (struct hwt_large *c = bins[mte][b].head; c != NULL;
+             c = c->link[HWT_LARGE_BY_SIZE].next) {
+            if (!fits(c, need, size, align, mte))
+                continue;
+            close = warm_first(c) && c->map_size - need <= need / CLOSE_FIT_SLACK;
+            if (close || best == NULL || better(c, best))
+                best = c;
+            if (close || ++seen >= CLOSE_FIT_SCAN)
+                break;
         }
-        if (best == NULL || c->map_size < best->map_size)
-            best = c;
-        if (++seen >= CLOSE_FIT_SCAN)
-            break;
     }
     if (best != NULL)
         unlink_locked(best);
@@ -194,6 +265,17 @@ bool hwt_large_cache_admit(struct hwt_large *l)
     return true;
 }
 
+/* The mapping to unmap first: a cold one (its pages are gone already), else the oldest warm
+ * untagged one, else the oldest warm tagged one. */
+static struct hwt_large *oldest_locked(void)
+{
+    if (ages[0][0].head != NULL)
+        return ages[0][0].head;
+    if (ages[1][0].head != NULL)
+        return ages[1][0].head;
+    return ages[0][1].head != NULL ? ages[0][1].head : ages[1][1].head;
+}
+
 unsigned hwt_large_cache_put_locked(struct hwt_large *l, bool keep, struct hwt_large **evicted,
                                     struct hwt_large_release *released, unsigned *nreleased)
 {
@@ -208,10 +290,11 @@ unsigned hwt_large_cache_put_locked(struct hwt_large *l, bool keep, struct hwt_l
      * out of the cache until the caller has done it */
     size_t limit = budget(l->mte);
     struct hwt_large *next;
-    for (struct hwt_large *c = cache_head; c != NULL && *resident > limit; c = next) {
-        next = c->cnext;
-        if (c == l || !warm(c) || c->mte != l->mte)
-            continue; /* the new one, pages already given back, or the other kind */
+    for (struct hwt_large *c = ages[l->mte != 0][1].head; c != NULL && *resident > limit;
+         c = next) {
+        next = c->link[HWT_LARGE_BY_AGE].next;
+        if (c == l)
+            continue; /* the new one */
         if (*nreleased == HWT_LARGE_RELEASE_MAX)
             break;        /* the next frees go on */
         unlink_locked(c); /* takes its bytes off; the return puts back what stays */
@@ -219,9 +302,11 @@ unsigned hwt_large_cache_put_locked(struct hwt_large *l, bool keep, struct hwt_l
         released[(*nreleased)++] = (struct hwt_large_release){c, c->start, size};
     }
     unsigned n = 0;
-    while (n < HWT_LARGE_EVICT_MAX && cache_head != NULL &&
+    while (n < HWT_LARGE_EVICT_MAX &&
            (cache_entries > CACHE_MAX_ENTRIES || cache_bytes > CACHE_MAX_BYTES)) {
-        struct hwt_large *oldest = cache_head;
+        struct hwt_large *oldest = oldest_locked();
+        if (oldest == NULL)
+            break;
         unlink_locked(oldest);
         evicted[n++] = oldest;
     }
@@ -237,13 +322,15 @@ void hwt_large_cache_return_locked(const struct hwt_large_release *released, uns
 size_t hwt_large_cache_trim_locked(void)
 {
     size_t given = 0;
-    for (struct hwt_large *c = cache_head; c != NULL; c = c->cnext) {
-        if (!warm(c))
-            continue;
-        size_t before = c->resident;
-        release_pages(c);
-        cache_resident[c->mte != 0] -= before - c->resident;
-        given += before - c->resident;
+    for (unsigned k = 0; k < 2; k++) {
+        while (ages[k][1].head != NULL) {
+            struct hwt_large *c = ages[k][1].head;
+            unlink_locked(c); /* it changes lists */
+            size_t before = c->resident;
+            release_pages(c);
+            given += before - c->resident;
+            link_locked(c, true);
+        }
     }
     return given;
 }

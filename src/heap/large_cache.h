@@ -10,6 +10,13 @@
 
 enum { HWT_LARGE_DEAD, HWT_LARGE_LIVE, HWT_LARGE_CACHED };
 
+enum { HWT_LARGE_BY_AGE, HWT_LARGE_BY_SIZE };
+
+struct hwt_large;
+struct hwt_large_link {
+    struct hwt_large *next, *prev;
+};
+
 struct hwt_large {
     uintptr_t map_start; /* untagged mapping */
     size_t map_size;
@@ -19,13 +26,15 @@ struct hwt_large {
     uint32_t alloc_stack, free_stack;
     uint8_t tag; /* live: its tag; cached: the tag it had */
     uint8_t area_tag;
-    uint8_t state;                   /* HWT_LARGE_*, written under large.c's lock */
-    uint8_t sampled;                 /* tagged by the sampling decision (or below the order) */
-    uint8_t mte;                     /* mapped PROT_MTE; sampled-out objects are not */
-    size_t resident;                 /* while cached: bytes not given back to the OS */
-    struct hwt_large *hnext;         /* hash chain by start */
-    struct hwt_large *cnext, *cprev; /* cache, oldest first; or the dead-record free list */
-    struct hwt_large *anext;         /* every record ever made; never unlinked */
+    uint8_t state;           /* HWT_LARGE_*, written under large.c's lock */
+    uint8_t sampled;         /* tagged by the sampling decision (or below the order) */
+    uint8_t mte;             /* mapped PROT_MTE; sampled-out objects are not */
+    size_t resident;         /* while cached: bytes not given back to the OS */
+    struct hwt_large *hnext; /* hash chain by start */
+    /* cached: [HWT_LARGE_BY_AGE] its list by kind and warmth, oldest first (dead: .next is
+     * the dead-record free list); [HWT_LARGE_BY_SIZE] its size bin, newest first */
+    struct hwt_large_link link[2];
+    struct hwt_large *anext; /* every record ever made; never unlinked */
 };
 
 /* At most this many records leave the cache on one free; the caller retires them and

@@ -512,6 +512,35 @@ static void test_big_untagged_object_stays_warm(void **state)
     hwt_large_free(checked(first), FREE_STACK);
 }
 
+/* Without a close fit, a new object takes the smallest cached mapping that fits, found in the
+ * size bins above its own (the cache files mappings by size); then the next smallest. Runs
+ * last: the others leave no mapping that fits 3.1..6.2 MiB (nor, below the 4 MiB of the
+ * loose fit, one that mid and top could take). */
+static void test_reuse_takes_the_smallest_fit_from_the_bins(void **state)
+{
+    (void)state;
+    const size_t want = 3174 * 1024, mid = 3686 * 1024, top = 4044 * 1024;
+    unsigned char *a = hwt_large_alloc(top, 16, false, ALLOC_STACK);
+    unsigned char *b = hwt_large_alloc(mid, 16, false, ALLOC_STACK);
+    assert_non_null(a);
+    assert_non_null(b);
+    memset(a, 0x41, top);
+    memset(b, 0x42, mid);
+    uintptr_t top_start = mte_untag(a), mid_start = mte_untag(b);
+    hwt_large_free(checked(a), FREE_STACK);
+    hwt_large_free(checked(b), FREE_STACK);
+    unsigned char *q = hwt_large_alloc(want, 16, false, ALLOC_STACK);
+    unsigned char *r = hwt_large_alloc(want, 16, false, ALLOC_STACK);
+    assert_non_null(q);
+    assert_non_null(r);
+    if (mte_untag(q) != mid_start || mte_untag(r) != top_start)
+        fail_msg("%zu-byte objects took %s and %s, not the %zu- then the %zu-byte mapping", want,
+                 mte_untag(q) == top_start ? "the bigger" : "another",
+                 mte_untag(r) == mid_start ? "the smaller" : "another", mid, top);
+    hwt_large_free(checked(q), FREE_STACK);
+    hwt_large_free(checked(r), FREE_STACK);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -532,6 +561,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_cached_pages_are_bounded, setup, teardown),
         cmocka_unit_test_setup_teardown(test_untouched_tagged_object_is_released, setup, teardown),
         cmocka_unit_test_setup_teardown(test_big_untagged_object_stays_warm, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_reuse_takes_the_smallest_fit_from_the_bins, setup,
+                                        teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
