@@ -223,8 +223,8 @@ def write(args, rounds, scale, cs, res, elapsed, failed):
                     " --quick" if args.quick else "", rounds, args.threads, elapsed)]
     lines = head + ["",
              "Cells: **time ratio to glibc** (median of the per-round ratios glibc ops/s / config"
-             " ops/s; below 1 is faster than glibc) and, under it, the median ops/s in millions"
-             " [min-max]. Machine: %s, shared with other jobs, so single figures move by"
+             " ops/s; below 1 is faster than glibc) and, under it, the median ops/s (in millions,"
+             " M/s, where that is over 0.1) [min-max]. Machine: %s, shared with other jobs, so single figures move by"
              " 10-20%%; the ratios of one round are taken back to back." % cpu_model(), "",
              "| workload | " + " | ".join(names) + " |",
              "|---|" + "---|" * len(names)]
@@ -241,8 +241,9 @@ def write(args, rounds, scale, cs, res, elapsed, failed):
             r = median([b / v for b, v in pairs])
             if (wl, n) not in failed:
                 ratios[n].append(r)
-            row.append("**%.2fx** %.1f M/s [%.1f-%.1f]%s" % (
-                r, median(vals) / 1e6, min(vals) / 1e6, max(vals) / 1e6,
+            unit, div = ("M/s", 1e6) if median(vals) >= 1e5 else ("/s", 1.0)
+            row.append("**%.2fx** %.1f %s [%.1f-%.1f]%s" % (
+                r, median(vals) / div, unit, min(vals) / div, max(vals) / div,
                 " (failed in %d of %d rounds)" % (rounds - len(pairs), rounds)
                 if (wl, n) in failed else ""))
         lines.append("| " + " | ".join(row) + " |")
