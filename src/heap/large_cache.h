@@ -30,6 +30,7 @@ struct hwt_large {
     uint8_t sampled;         /* tagged by the sampling decision (or below the order) */
     uint8_t mte;             /* mapped PROT_MTE; sampled-out objects are not */
     size_t resident;         /* while cached: bytes not given back to the OS */
+    uint64_t seq;            /* while cached: when linked as the newest; 0: as the oldest */
     struct hwt_large *hnext; /* hash chain by start */
     /* cached: [HWT_LARGE_BY_AGE] its list by kind and warmth, oldest first (dead: .next is
      * the dead-record free list); [HWT_LARGE_BY_SIZE] its size bin, newest first */
