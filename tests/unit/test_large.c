@@ -541,6 +541,62 @@ static void test_reuse_takes_the_smallest_fit_from_the_bins(void **state)
     hwt_large_free(checked(r), FREE_STACK);
 }
 
+/* Between two cached mappings that fit, an untagged object takes the warm one over a close
+ * fit whose pages went back (that one would refault every page the object touches); a
+ * tagged one takes the close fit (it is retagged either way, and it keeps fewer pages
+ * resident). Trimming gives every cached page back, so the bigger mapping, freed after it,
+ * is the only warm one that fits. */
+static void test_reuse_prefers_warm_pages_untagged(void **state)
+{
+    (void)state;
+    const size_t want = 2200 * 1024, close = 2300 * 1024, far = 4000 * 1024;
+    void *first = NULL;
+    if (hwt_mte_active) {
+        hwt_opts.sample = 1000000; /* the first is tagged, the next ones are not */
+        hwt_opts.sample_order = 0;
+        hwt_sample_reset_thread();
+        first = hwt_large_alloc(20000, 16, false, ALLOC_STACK);
+        assert_non_null(first);
+    }
+    unsigned char *a = hwt_large_alloc(close, 16, false, ALLOC_STACK);
+    unsigned char *b = hwt_large_alloc(far, 16, false, ALLOC_STACK);
+    assert_non_null(a);
+    assert_non_null(b);
+    memset(a, 0x51, close);
+    memset(b, 0x52, far);
+    uintptr_t close_start = mte_untag(a), far_start = mte_untag(b);
+    hwt_large_free(checked(a), FREE_STACK);
+    hwt_large_trim();
+    hwt_large_free(checked(b), FREE_STACK);
+    unsigned char *q = hwt_large_alloc(want, 16, false, ALLOC_STACK);
+    assert_non_null(q);
+    if (mte_untag(q) != far_start)
+        fail_msg("an untagged %zu-byte object took %s, not the warm %zu-byte mapping", want,
+                 mte_untag(q) == close_start ? "the cold close fit" : "another mapping", far);
+    hwt_large_free(checked(q), FREE_STACK);
+    if (first != NULL)
+        hwt_large_free(checked(first), FREE_STACK);
+    if (!hwt_mte_active)
+        return;
+    hwt_opts.sample = 1;
+    hwt_sample_reset_thread();
+    a = hwt_large_alloc(close, 16, false, ALLOC_STACK);
+    b = hwt_large_alloc(far, 16, false, ALLOC_STACK);
+    assert_non_null(a);
+    assert_non_null(b);
+    memset(a, 0x53, close);
+    memset(b, 0x54, far);
+    close_start = mte_untag(a);
+    hwt_large_free(checked(a), FREE_STACK);
+    hwt_large_trim();
+    hwt_large_free(checked(b), FREE_STACK);
+    q = hwt_large_alloc(want, 16, false, ALLOC_STACK);
+    assert_non_null(q);
+    if (mte_untag(q) != close_start)
+        fail_msg("a tagged %zu-byte object did not take the %zu-byte close fit", want, close);
+    hwt_large_free(checked(q), FREE_STACK);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -563,6 +619,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_big_untagged_object_stays_warm, setup, teardown),
         cmocka_unit_test_setup_teardown(test_reuse_takes_the_smallest_fit_from_the_bins, setup,
                                         teardown),
+        cmocka_unit_test_setup_teardown(test_reuse_prefers_warm_pages_untagged, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
