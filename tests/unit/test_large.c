@@ -512,6 +512,15 @@ static void test_big_untagged_object_stays_warm(void **state)
     hwt_large_free(checked(first), FREE_STACK);
 }
 
+/* A new large object of size bytes, written whole with byte. */
+static unsigned char *written(size_t size, int byte)
+{
+    unsigned char *p = hwt_large_alloc(size, 16, false, ALLOC_STACK);
+    assert_non_null(p);
+    memset(p, byte, size);
+    return p;
+}
+
 /* Without a close fit, a new object takes the smallest cached mapping that fits, found in the
  * size bins above its own (the cache files mappings by size); then the next smallest. Runs
  * last: the others leave no mapping that fits 3.1..6.2 MiB (nor, below the 4 MiB of the
@@ -520,12 +529,7 @@ static void test_reuse_takes_the_smallest_fit_from_the_bins(void **state)
 {
     (void)state;
     const size_t want = 3174 * 1024, mid = 3686 * 1024, top = 4044 * 1024;
-    unsigned char *a = hwt_large_alloc(top, 16, false, ALLOC_STACK);
-    unsigned char *b = hwt_large_alloc(mid, 16, false, ALLOC_STACK);
-    assert_non_null(a);
-    assert_non_null(b);
-    memset(a, 0x41, top);
-    memset(b, 0x42, mid);
+    unsigned char *a = written(top, 0x41), *b = written(mid, 0x42);
     uintptr_t top_start = mte_untag(a), mid_start = mte_untag(b);
     hwt_large_free(checked(a), FREE_STACK);
     hwt_large_free(checked(b), FREE_STACK);
@@ -541,11 +545,26 @@ static void test_reuse_takes_the_smallest_fit_from_the_bins(void **state)
     hwt_large_free(checked(r), FREE_STACK);
 }
 
+/* Frees a close fit for want, gives every cached page back, frees a bigger fit (then the only
+ * warm one), and allocates want: returns which of the two it took, 'c' or 'f', or 0. */
+static char take_after_trim(size_t want, size_t close, size_t far)
+{
+    unsigned char *a = written(close, 0x51), *b = written(far, 0x52);
+    uintptr_t close_start = mte_untag(a), far_start = mte_untag(b);
+    hwt_large_free(checked(a), FREE_STACK);
+    hwt_large_trim();
+    hwt_large_free(checked(b), FREE_STACK);
+    unsigned char *q = hwt_large_alloc(want, 16, false, ALLOC_STACK);
+    assert_non_null(q);
+    uintptr_t got = mte_untag(q);
+    hwt_large_free(checked(q), FREE_STACK);
+    return got == close_start ? 'c' : got == far_start ? 'f' : 0;
+}
+
 /* Between two cached mappings that fit, an untagged object takes the warm one over a close
  * fit whose pages went back (that one would refault every page the object touches); a
  * tagged one takes the close fit (it is retagged either way, and it keeps fewer pages
- * resident). Trimming gives every cached page back, so the bigger mapping, freed after it,
- * is the only warm one that fits. */
+ * resident). */
 static void test_reuse_prefers_warm_pages_untagged(void **state)
 {
     (void)state;
@@ -558,43 +577,18 @@ static void test_reuse_prefers_warm_pages_untagged(void **state)
         first = hwt_large_alloc(20000, 16, false, ALLOC_STACK);
         assert_non_null(first);
     }
-    unsigned char *a = hwt_large_alloc(close, 16, false, ALLOC_STACK);
-    unsigned char *b = hwt_large_alloc(far, 16, false, ALLOC_STACK);
-    assert_non_null(a);
-    assert_non_null(b);
-    memset(a, 0x51, close);
-    memset(b, 0x52, far);
-    uintptr_t close_start = mte_untag(a), far_start = mte_untag(b);
-    hwt_large_free(checked(a), FREE_STACK);
-    hwt_large_trim();
-    hwt_large_free(checked(b), FREE_STACK);
-    unsigned char *q = hwt_large_alloc(want, 16, false, ALLOC_STACK);
-    assert_non_null(q);
-    if (mte_untag(q) != far_start)
+    char took = take_after_trim(want, close, far);
+    if (took != 'f')
         fail_msg("an untagged %zu-byte object took %s, not the warm %zu-byte mapping", want,
-                 mte_untag(q) == close_start ? "the cold close fit" : "another mapping", far);
-    hwt_large_free(checked(q), FREE_STACK);
-    if (first != NULL)
-        hwt_large_free(checked(first), FREE_STACK);
-    if (!hwt_mte_active)
+                 took == 'c' ? "the cold close fit" : "another mapping", far);
+    if (first == NULL)
         return;
+    hwt_large_free(checked(first), FREE_STACK);
     hwt_opts.sample = 1;
     hwt_sample_reset_thread();
-    a = hwt_large_alloc(close, 16, false, ALLOC_STACK);
-    b = hwt_large_alloc(far, 16, false, ALLOC_STACK);
-    assert_non_null(a);
-    assert_non_null(b);
-    memset(a, 0x53, close);
-    memset(b, 0x54, far);
-    close_start = mte_untag(a);
-    hwt_large_free(checked(a), FREE_STACK);
-    hwt_large_trim();
-    hwt_large_free(checked(b), FREE_STACK);
-    q = hwt_large_alloc(want, 16, false, ALLOC_STACK);
-    assert_non_null(q);
-    if (mte_untag(q) != close_start)
+    took = take_after_trim(want, close, far);
+    if (took != 'c')
         fail_msg("a tagged %zu-byte object did not take the %zu-byte close fit", want, close);
-    hwt_large_free(checked(q), FREE_STACK);
 }
 
 int main(void)
