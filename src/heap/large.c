@@ -95,16 +95,6 @@ static void retag_owned(struct hwt_large *l, size_t usable, unsigned tag, bool z
     l->area_tag = (uint8_t)tag;
 }
 
-/* An untagged mapping taken for a much smaller object (HWT_LARGE_LOOSE_FIT) gives back the
- * pages past the object and its tail granule: only those the object needs stay warm. */
-static void trim_excess(const struct hwt_large *l, size_t usable)
-{
-    uintptr_t from = hwt_align_up(l->start + usable + HWT_GRANULE, hwt_os_page_size);
-    uintptr_t end = l->map_start + l->map_size;
-    if (from < end)
-        hwt_os_decommit((void *)from, end - from);
-}
-
 /* A free-tagged guard page below the object and at least one guard granule past it
  * (also for page-multiple sizes). */
 static size_t map_size_for(size_t size)
@@ -192,8 +182,7 @@ void *hwt_large_alloc(size_t size, size_t align, bool zero, uint32_t stack)
     l->free_stack = 0;
     hash_insert_locked(l);
     hwt_unlock(&large_lock);
-    if (!l->mte && l->map_size > 2 * need)
-        trim_excess(l, usable);
+    hwt_large_cache_taken(l, need, usable);
 
     unsigned tag = sampled ? hwt_tag_pick(exclude) : HWT_TAG_UNTAGGED;
     retag_owned(l, usable, tag, zero);

@@ -42,6 +42,17 @@
  * back instead of being retagged free: a use after free still faults (tag 0), the refaults
  * are few, and one madvise costs less than a DC GVA pass over pages nobody uses. */
 #define RELEASE_TAGGED_PAGES 16u
+/* An untagged object of LOOSE_MIN bytes or more may take a cached untagged mapping
+ * up to LOOSE_FIT times its size (others: FIT_MAX, and tagged ones' retag pass covers
+ * only the object): a program churning buffers of 5..25 MiB then reuses warm pages instead
+ * of faulting them in. The taker of a mapping over FIT_MAX times its need gives back the
+ * pages past its object (hwt_large_cache_taken), so a live object holds no more resident memory
+ * than with a close fit. Not for smaller objects: with 32 KiB..1 MiB ones, that madvise and the
+ * refaults of the big mappings' pages it gave back cost more than it saved (0.7x of the close fit's
+ * speed). */
+#define FIT_MAX 2u /* the largest mapping for an object, in times its need */
+#define LOOSE_FIT 8u
+#define LOOSE_MIN ((size_t)4 << 20)
 /* A cached mapping fits closely when it is at most 1/CLOSE_FIT_SLACK bigger than needed; a
  * new object looks for one among this many fitting mappings before it takes a bigger one. */
 #define CLOSE_FIT_SLACK 8u
@@ -118,7 +129,7 @@ static bool warm(const struct hwt_large *c)
 /* The largest mapping that may serve an object whose mapping needs need bytes. */
 static size_t most_for(size_t need, bool mte)
 {
-    return !mte && need >= HWT_LARGE_LOOSE_MIN ? HWT_LARGE_LOOSE_FIT * need : 2 * need;
+    return (!mte && need >= LOOSE_MIN ? LOOSE_FIT : FIT_MAX) * need;
 }
 
 static bool fits(const struct hwt_large *c, size_t need, size_t size, size_t align, bool mte)
@@ -280,6 +291,16 @@ static struct hwt_large *oldest_locked(void)
     if (ages[1][0].head != NULL)
         return ages[1][0].head;
     return ages[0][1].head != NULL ? ages[0][1].head : ages[1][1].head;
+}
+
+void hwt_large_cache_taken(const struct hwt_large *l, size_t need, size_t usable)
+{
+    if (l->map_size <= FIT_MAX * need)
+        return; /* not a loose fit: its pages stay as they are */
+    uintptr_t from = hwt_align_up(l->start + usable + HWT_GRANULE, hwt_os_page_size);
+    uintptr_t end = l->map_start + l->map_size;
+    if (from < end)
+        hwt_os_decommit((void *)from, end - from);
 }
 
 unsigned hwt_large_cache_put_locked(struct hwt_large *l, bool keep, struct hwt_large **evicted,

@@ -42,16 +42,6 @@ struct hwt_large {
  * unmaps their mappings once it has dropped the lock. */
 #define HWT_LARGE_EVICT_MAX 2u
 
-/* An untagged object of HWT_LARGE_LOOSE_MIN bytes or more may take a cached untagged mapping
- * up to HWT_LARGE_LOOSE_FIT times its size (others: 2, and tagged ones' retag pass covers
- * only the object): a program churning buffers of 5..25 MiB then reuses warm pages instead
- * of faulting them in. The taker of a mapping over twice its need gives back the pages past
- * its object, so a live object holds no more resident memory than with a close fit. Not for
- * smaller objects: with 32 KiB..1 MiB ones, that madvise and the refaults of the big
- * mappings' pages it gave back cost more than it saved (0.7x of the close fit's speed). */
-#define HWT_LARGE_LOOSE_FIT 8u
-#define HWT_LARGE_LOOSE_MIN ((size_t)4 << 20)
-
 /* Every _locked function here runs under large.c's lock. */
 
 /* The cached mapping that suits a new object of size bytes (need: its mapping size) best,
@@ -62,6 +52,10 @@ void hwt_large_cache_live_locked(size_t map_size);
 /* Called on free before the object is retagged: whether its mapping may be cached at all;
  * gives the pages of big objects back at once. Lock not needed (the object is owned). */
 bool hwt_large_cache_admit(struct hwt_large *l);
+/* Called on malloc, outside the lock, once a taken mapping holds an object of usable bytes
+ * (need: its mapping size): gives back the pages past it when the mapping was a loose fit.
+ * Lock not needed (the object is owned). */
+void hwt_large_cache_taken(const struct hwt_large *l, size_t need, size_t usable);
 /* At most this many cached mappings give their pages back on one free (the budget below). */
 #define HWT_LARGE_RELEASE_MAX 4u
 

@@ -591,6 +591,27 @@ static void test_reuse_prefers_warm_pages_untagged(void **state)
         fail_msg("a tagged %zu-byte object did not take the %zu-byte close fit", want, close);
 }
 
+/* Of two tagged close fits, a tagged object takes the newer, here the bigger one (the older
+ * one, smaller, is what a smallest-first rule would take). Runs last: no other test leaves
+ * tagged mappings of 6..12 MiB. */
+static void test_tagged_reuse_takes_the_newest_close_fit(void **state)
+{
+    (void)state;
+    if (!hwt_mte_active)
+        skip();
+    const size_t want = 6 * MIB, older = 6246 * 1024, newer = 6656 * 1024;
+    unsigned char *a = written(older, 0x61), *b = written(newer, 0x62);
+    uintptr_t older_start = mte_untag(a), newer_start = mte_untag(b);
+    hwt_large_free(checked(a), FREE_STACK);
+    hwt_large_free(checked(b), FREE_STACK);
+    unsigned char *q = hwt_large_alloc(want, 16, false, ALLOC_STACK);
+    assert_non_null(q);
+    if (mte_untag(q) != newer_start)
+        fail_msg("a tagged %zu-byte object took %s, not the newer close fit", want,
+                 mte_untag(q) == older_start ? "the older close fit" : "another mapping");
+    hwt_large_free(checked(q), FREE_STACK);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -614,6 +635,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_reuse_takes_the_smallest_fit_from_the_bins, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_reuse_prefers_warm_pages_untagged, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_tagged_reuse_takes_the_newest_close_fit, setup,
+                                        teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
