@@ -144,6 +144,11 @@ alloc_small(struct hwt_tcache *tc, unsigned cls, size_t size, bool zero, uint32_
                                 hwt_tail_active ? &hwt_tail_key : NULL, hwt_size_class_bytes[cls]);
 }
 
+static struct hwt_large_stash *large_stash(struct hwt_tcache *tc)
+{
+    return tc != NULL && tc != HWT_TCACHE_DEAD ? &tc->large_stash : NULL;
+}
+
 static void *alloc_stacked(size_t size, size_t align, bool zero, struct hwt_tcache *tc,
                            uint32_t stack)
 {
@@ -154,7 +159,7 @@ static void *alloc_stacked(size_t size, size_t align, bool zero, struct hwt_tcac
         if (cls < HWT_NUM_CLASSES)
             return alloc_small(tc, cls, size, zero, stack);
     }
-    return hwt_large_alloc(size, align, zero, stack);
+    return hwt_large_alloc(size, align, zero, stack, large_stash(tc));
 }
 
 /* Every entry runs with Tag Check Override set: the allocator's own loads and stores touch
@@ -229,7 +234,7 @@ static void free_checked(struct hwt_tcache *tc, const void *ptr, struct hwt_span
     if (s != NULL)
         free_small(tc, s, idx, stack);
     else
-        hwt_large_free(l, stack);
+        hwt_large_free(l, stack, large_stash(tc));
 }
 
 void hwt_alloc_free(void *ptr, struct hwt_caller c)

@@ -5,10 +5,12 @@
 
 #include "large.h"
 #include "slab.h"
+#include "tcache.h"
 #include "transfer.h"
 
 size_t hwt_trim(void)
 {
-    hwt_transfer_flush(); /* its slots may be all that keeps a span from being empty */
+    hwt_transfer_flush();     /* its slots may be all that keeps a span from being empty */
+    hwt_tcache_flush_large(); /* the threads' warm mappings, for the cache to give back */
     return hwt_slab_trim() + hwt_large_trim();
 }

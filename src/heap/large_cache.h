@@ -47,6 +47,9 @@ struct hwt_large {
 /* The cached mapping that suits a new object of size bytes (need: its mapping size) best,
  * unlinked from the cache; NULL when none fits. */
 struct hwt_large *hwt_large_cache_take_locked(size_t need, size_t size, size_t align, bool mte);
+/* Whether the cached c may hold a new object of size bytes (need: its mapping size). */
+bool hwt_large_cache_fits(const struct hwt_large *c, size_t need, size_t size, size_t align,
+                          bool mte);
 /* A mapping of map_size bytes became live (fresh or taken from the cache). */
 void hwt_large_cache_live_locked(size_t map_size);
 /* Called on free before the object is retagged: whether its mapping may be cached at all;
@@ -64,18 +67,26 @@ struct hwt_large_release {
     struct hwt_large *l;
     uintptr_t start;
     size_t size;
+    bool checked; /* give them back only if most are resident (hwt_large_cache_release) */
+    size_t held;  /* filled in by hwt_large_cache_release: bytes still resident */
 };
 
-/* The freed l leaves the live bytes and, when kept, joins the cache; then the budget is
- * enforced. Returns how many records it put into evicted[] (at most HWT_LARGE_EVICT_MAX).
+/* The freed l leaves the live bytes and, when kept, joins the cache; the recent peak decays
+ * for frees large frees (l's and those a thread's stash took since its last visit); then the
+ * budget is enforced. Returns how many records it put into evicted[] (at most HWT_LARGE_EVICT_MAX).
  * Over the resident budget, the oldest warm mappings leave the cache into released[] (at
  * most HWT_LARGE_RELEASE_MAX, their number in *nreleased), already counted as given back:
  * the caller gives their pages back once it has dropped the lock (a system call, which
  * under QEMU took long enough for the other threads' large mallocs and frees to queue on
  * the lock), then hands them to hwt_large_cache_return_locked. Out of the cache meanwhile,
  * no new object can take one. */
-unsigned hwt_large_cache_put_locked(struct hwt_large *l, bool keep, struct hwt_large **evicted,
-                                    struct hwt_large_release *released, unsigned *nreleased);
+unsigned hwt_large_cache_put_locked(struct hwt_large *l, bool keep, unsigned frees,
+                                    struct hwt_large **evicted, struct hwt_large_release *released,
+                                    unsigned *nreleased);
+/* Lock not held. Gives the pages of r back; when r->checked and most of them were never
+ * touched, only counts the few that were (r->held) instead: giving back 2 touched pages of a
+ * 1 MiB mapping cost a system call, a TLB shootdown with 2 threads and 2 faults at its reuse. */
+void hwt_large_cache_release(struct hwt_large_release *r);
 /* Puts back, as the oldest, the mappings of released[] whose pages are given back. */
 void hwt_large_cache_return_locked(const struct hwt_large_release *released, unsigned n);
 /* Gives back the pages of every cached mapping; returns the bytes given back. */

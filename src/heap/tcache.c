@@ -51,6 +51,7 @@ void hwt_tcache_exit(struct hwt_tcache *tc)
 {
     hwt_self.tc = HWT_TCACHE_DEAD;
     flush_all(tc);
+    hwt_large_stash_flush(&tc->large_stash);
     hwt_lock(&list_lock);
     tc->in_use = 0;
     hwt_unlock(&list_lock);
@@ -144,10 +145,23 @@ void hwt_tcache_drain(struct hwt_tcache *tc, struct hwt_tcache_bin *bin, unsigne
 void hwt_tcache_lock(void)
 {
     hwt_lock(&list_lock);
+    for (struct hwt_tcache *c = all_caches; c != NULL; c = c->all_next)
+        hwt_lock(&c->large_stash.lock);
 }
 
 void hwt_tcache_unlock(void)
 {
+    for (struct hwt_tcache *c = all_caches; c != NULL; c = c->all_next)
+        hwt_unlock(&c->large_stash.lock);
+    hwt_unlock(&list_lock);
+}
+
+void hwt_tcache_flush_large(void)
+{
+    /* list, then a stash, then the shared large lock: the order fork takes them in */
+    hwt_lock(&list_lock);
+    for (struct hwt_tcache *c = all_caches; c != NULL; c = c->all_next)
+        hwt_large_stash_flush(&c->large_stash);
     hwt_unlock(&list_lock);
 }
 
@@ -170,8 +184,11 @@ void hwt_tcache_after_fork_child(void)
     struct hwt_tcache *self = hwt_self.tc;
     hwt_lock_reset(&list_lock);
     for (struct hwt_tcache *c = all_caches; c != NULL; c = c->all_next) {
+        /* held by fork since before the parent's threads stopped: whole */
+        hwt_lock_reset(&c->large_stash.lock);
         if (c == self || !c->in_use)
             continue;
+        hwt_large_stash_flush(&c->large_stash);
         /* The fork caught that thread anywhere in its allocator call, its bins perhaps
          * mid-update: check every entry instead of trusting the bin (flush_all would trap
          * on a slot already given back, or free a live one). Entries past the count too:

@@ -9,6 +9,7 @@
 
 #include "counters.h"
 #include "history.h"
+#include "large.h"
 #include "size_class.h"
 #include "slab.h"
 #include "tail.h"
@@ -33,7 +34,8 @@ enum {
 
 struct hwt_tcache {
     struct hwt_tcache_bin bins[HWT_NUM_CLASSES];
-    struct hwt_counters counters;      /* written only by the owning thread */
+    struct hwt_counters counters; /* written only by the owning thread */
+    struct hwt_large_stash large_stash;
     struct hwt_tcache *all_next;       /* every cache ever made; never unlinked */
     int in_use;                        /* owned by a live thread; tcache list lock */
     struct hwt_history_cursor history; /* this thread's entries of the history ring */
@@ -85,8 +87,11 @@ bool hwt_tcache_refill(struct hwt_tcache *tc, struct hwt_tcache_bin *bin, unsign
 /* Returns half of a full bin to the central lists. */
 void hwt_tcache_drain(struct hwt_tcache *tc, struct hwt_tcache_bin *bin, unsigned cls);
 
+/* For fork: the list of caches and every cache's large stash. */
 void hwt_tcache_lock(void);
 void hwt_tcache_unlock(void);
+/* Hands every thread's stashed large mappings to the shared cache (malloc_trim). */
+void hwt_tcache_flush_large(void);
 /* In a fork child: adopt the caches of the threads that did not survive the fork. */
 void hwt_tcache_after_fork_child(void);
 /* Sums every thread's counters. */

@@ -7,6 +7,7 @@
 #include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -561,6 +562,73 @@ static void test_fork_while_other_thread_allocates(void **state)
     pthread_join(t, NULL);
 }
 
+/* A thread that freed some large objects and then waits: untagged ones stay in its stash. */
+enum { PARKED_N = 4, PARKED_SIZE = 200000 };
+struct parked {
+    pthread_barrier_t freed, go;
+    uintptr_t addr[PARKED_N];
+};
+
+static void *free_and_park(void *arg)
+{
+    struct parked *pk = arg;
+    void *p[PARKED_N];
+    for (int i = 0; i < PARKED_N; i++) {
+        p[i] = malloc(PARKED_SIZE);
+        if (p[i] == NULL)
+            abort();
+        memset(p[i], 0x5a, PARKED_SIZE);
+        pk->addr[i] = (uintptr_t)p[i] & TAG_MASK;
+    }
+    for (int i = 0; i < PARKED_N; i++)
+        free(p[i]);
+    pthread_barrier_wait(&pk->freed);
+    pthread_barrier_wait(&pk->go);
+    return NULL;
+}
+
+/* Whether a new object of PARKED_SIZE bytes reuses a mapping the parked thread freed. */
+static bool reuses_parked(const struct parked *pk)
+{
+    void *q = malloc(PARKED_SIZE);
+    assert_non_null(q);
+    bool hit = false;
+    for (int i = 0; i < PARKED_N; i++)
+        hit |= ((uintptr_t)q & TAG_MASK) == pk->addr[i];
+    free(q);
+    return hit;
+}
+
+/* The mappings another thread freed and still holds for its own reuse are not lost to the
+ * rest of the process: a fork child (where that thread does not exist) adopts them, and
+ * malloc_trim hands them to every thread. */
+static void test_other_threads_freed_mappings_are_not_lost(void **state)
+{
+    (void)state;
+    struct parked pk;
+    pthread_t t;
+    pthread_barrier_init(&pk.freed, NULL, 2);
+    pthread_barrier_init(&pk.go, NULL, 2);
+    assert_int_equal(pthread_create(&t, NULL, free_and_park, &pk), 0);
+    pthread_barrier_wait(&pk.freed);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0)
+        _exit(reuses_parked(&pk) ? 0 : 3);
+    int status;
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    assert_true(WIFEXITED(status));
+    if (WEXITSTATUS(status) != 0)
+        fail_msg("a fork child did not reuse the mappings a parked thread had freed");
+    malloc_trim(0);
+    if (!reuses_parked(&pk))
+        fail_msg("after malloc_trim, the mappings a parked thread had freed were not reused");
+    pthread_barrier_wait(&pk.go);
+    pthread_join(t, NULL);
+    pthread_barrier_destroy(&pk.freed);
+    pthread_barrier_destroy(&pk.go);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -580,6 +648,7 @@ int main(void)
         cmocka_unit_test(test_threads_large_churn),
         cmocka_unit_test(test_freed_large_memory_goes_back),
         cmocka_unit_test(test_fork_while_other_thread_allocates),
+        cmocka_unit_test(test_other_threads_freed_mappings_are_not_lost),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

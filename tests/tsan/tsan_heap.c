@@ -2,7 +2,8 @@
 /* The heap's core under ThreadSanitizer: the allocator's own objects (no interpose.c, so
  * TSan keeps libc's malloc) driven through alloc.h by threads that free each other's objects
  * (remote frees through the transfer caches and the central lists), exit with full thread
- * caches, and fork while others allocate. TSan reports any data race the core has; the
+ * caches, and fork and trim (which flushes every thread's stash of freed mappings) while
+ * others allocate. TSan reports any data race the core has; the
  * program also checks each object's contents before freeing it, and that each phase ran.
  * Built by scripts/test.sh with clang (HWTAG_TSAN=ON); seconds from argv[1] (default 4). */
 #define _GNU_SOURCE
@@ -18,6 +19,7 @@
 
 #include "alloc.h"
 #include "init.h"
+#include "trim.h"
 
 #define CALLER() hwt_caller_of_record((uintptr_t)__builtin_frame_address(0))
 #define RING 256u /* objects in flight from a producer to its consumer */
@@ -176,7 +178,8 @@ static void *spawner(void *arg)
     return NULL;
 }
 
-/* Forks while the others allocate; the child allocates and frees with the heap it got. */
+/* Forks while the others allocate; the child allocates and frees with the heap it got. Trims
+ * between forks. */
 static void *forker(void *arg)
 {
     (void)arg;
@@ -203,6 +206,7 @@ static void *forker(void *arg)
             atomic_fetch_add(&bad, 1);
         }
         atomic_fetch_or(&phases, 2);
+        hwt_trim();
         usleep(20000);
     }
     return NULL;

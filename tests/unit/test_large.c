@@ -62,25 +62,25 @@ static void test_reuse_prefers_a_close_fit(void **state)
 {
     (void)state;
     const size_t want = 397 * 1024;
-    unsigned char *close = hwt_large_alloc(want + 777, 16, false, ALLOC_STACK);
-    unsigned char *big = hwt_large_alloc(700 * 1024, 16, false, ALLOC_STACK);
+    unsigned char *close = hwt_large_alloc(want + 777, 16, false, ALLOC_STACK, NULL);
+    unsigned char *big = hwt_large_alloc(700 * 1024, 16, false, ALLOC_STACK, NULL);
     assert_non_null(close);
     assert_non_null(big);
     uintptr_t close_start = mte_untag(close), big_start = mte_untag(big);
     memset(close, 0x3c, want + 777);
     memset(big, 0x3d, 700 * 1024);
-    hwt_large_free(checked(close), FREE_STACK);
-    hwt_large_free(checked(big), FREE_STACK); /* the newest, and it fits too */
-    unsigned char *q = hwt_large_alloc(want, 16, false, ALLOC_STACK);
+    hwt_large_free(checked(close), FREE_STACK, NULL);
+    hwt_large_free(checked(big), FREE_STACK, NULL); /* the newest, and it fits too */
+    unsigned char *q = hwt_large_alloc(want, 16, false, ALLOC_STACK, NULL);
     assert_non_null(q);
     if (mte_untag(q) != close_start)
         fail_msg("a %zu-byte object took the %s mapping", want,
                  mte_untag(q) == big_start ? "newer, bigger" : "wrong");
-    unsigned char *r = hwt_large_alloc(690 * 1024, 16, false, ALLOC_STACK);
+    unsigned char *r = hwt_large_alloc(690 * 1024, 16, false, ALLOC_STACK, NULL);
     assert_non_null(r);
     assert_int_equal(mte_untag(r), big_start);
-    hwt_large_free(checked(q), FREE_STACK);
-    hwt_large_free(checked(r), FREE_STACK);
+    hwt_large_free(checked(q), FREE_STACK, NULL);
+    hwt_large_free(checked(r), FREE_STACK, NULL);
 }
 
 /* Trimming gives back every page of a cached mapping, also those a bigger object used before
@@ -89,16 +89,16 @@ static void test_trim_gives_back_pages_past_the_last_object(void **state)
 {
     (void)state;
     const size_t big = 1500 * 1024, small = 800 * 1024;
-    unsigned char *p = hwt_large_alloc(big, 16, false, ALLOC_STACK);
+    unsigned char *p = hwt_large_alloc(big, 16, false, ALLOC_STACK, NULL);
     assert_non_null(p);
     uintptr_t start = mte_untag(p);
     memset(p, 0x5a, big);
-    hwt_large_free(checked(p), FREE_STACK);
-    unsigned char *q = hwt_large_alloc(small, 16, false, ALLOC_STACK);
+    hwt_large_free(checked(p), FREE_STACK, NULL);
+    unsigned char *q = hwt_large_alloc(small, 16, false, ALLOC_STACK, NULL);
     assert_non_null(q);
     assert_int_equal(mte_untag(q), start); /* the only cached mapping that fits */
     memset(q, 0x5b, small);
-    hwt_large_free(checked(q), FREE_STACK);
+    hwt_large_free(checked(q), FREE_STACK, NULL);
     hwt_large_trim();
     size_t left = hwt_os_resident_pages((void *)start, big);
     if (left > 1)
@@ -110,7 +110,7 @@ static void test_round_trip(void **state)
 {
     (void)state;
     const size_t size = 100001;
-    unsigned char *p = hwt_large_alloc(size, 16, false, ALLOC_STACK);
+    unsigned char *p = hwt_large_alloc(size, 16, false, ALLOC_STACK, NULL);
     assert_non_null(p);
     uintptr_t start = mte_untag(p);
     assert_int_equal(start % hwt_os_page_size, 0);
@@ -128,7 +128,7 @@ static void test_round_trip(void **state)
         assert_int_equal(mte_load_tag(start + 100016), HWT_TAG_FREE);
     }
 
-    hwt_large_free(l, FREE_STACK);
+    hwt_large_free(l, FREE_STACK, NULL);
     struct hwt_large *again = NULL;
     assert_int_equal(hwt_large_check(p, &again), HWT_FREE_DOUBLE);
     assert_ptr_equal(again, l);
@@ -140,7 +140,7 @@ static void test_page_multiple_keeps_a_guard(void **state)
 {
     (void)state;
     const size_t size = 16 * hwt_os_page_size;
-    void *p = hwt_large_alloc(size, 16, true, ALLOC_STACK);
+    void *p = hwt_large_alloc(size, 16, true, ALLOC_STACK, NULL);
     assert_non_null(p);
     uintptr_t start = mte_untag(p);
     struct hwt_object o;
@@ -149,14 +149,14 @@ static void test_page_multiple_keeps_a_guard(void **state)
     assert_true(o.region_size >= size + 16);
     if (hwt_mte_active)
         assert_int_equal(mte_load_tag(start + size), HWT_TAG_FREE);
-    hwt_large_free(checked(p), FREE_STACK);
+    hwt_large_free(checked(p), FREE_STACK, NULL);
 }
 
 static void test_lookup_describes_live_and_freed(void **state)
 {
     (void)state;
     const size_t size = 70000;
-    void *p = hwt_large_alloc(size, 16, false, ALLOC_STACK);
+    void *p = hwt_large_alloc(size, 16, false, ALLOC_STACK, NULL);
     assert_non_null(p);
     uintptr_t start = mte_untag(p);
     struct hwt_object o;
@@ -189,7 +189,7 @@ static void test_lookup_describes_live_and_freed(void **state)
     if (hwt_mte_active)
         assert_int_equal(mte_load_tag(start - 16), HWT_TAG_FREE);
 
-    hwt_large_free(checked(p), FREE_STACK);
+    hwt_large_free(checked(p), FREE_STACK, NULL);
     memset(&o, 0xff, sizeof(o));
     assert_true(hwt_lookup_addr(start + 10, &o));
     assert_int_equal(o.start, start);
@@ -204,21 +204,21 @@ static void test_lookup_describes_live_and_freed(void **state)
 static void test_check_rejects_pointers_it_does_not_own(void **state)
 {
     (void)state;
-    unsigned char *p = hwt_large_alloc(40000, 16, false, ALLOC_STACK);
+    unsigned char *p = hwt_large_alloc(40000, 16, false, ALLOC_STACK, NULL);
     assert_non_null(p);
     struct hwt_large *l;
     assert_int_equal(hwt_large_check(p + 16, &l), HWT_FREE_NOT_OURS);
     assert_int_equal(hwt_large_check(p + hwt_os_page_size, &l), HWT_FREE_NOT_OURS);
     int local;
     assert_int_equal(hwt_large_check(&local, &l), HWT_FREE_NOT_OURS);
-    hwt_large_free(checked(p), FREE_STACK);
+    hwt_large_free(checked(p), FREE_STACK, NULL);
 }
 
 static void test_alignment_is_honoured(void **state)
 {
     (void)state;
     for (size_t align = hwt_os_page_size; align <= ((size_t)1 << 21); align *= 4) {
-        void *p = hwt_large_alloc(50000, align, true, ALLOC_STACK);
+        void *p = hwt_large_alloc(50000, align, true, ALLOC_STACK, NULL);
         assert_non_null(p);
         uintptr_t start = mte_untag(p);
         if (start % align != 0)
@@ -228,7 +228,7 @@ static void test_alignment_is_honoured(void **state)
         assert_int_equal(o.start, start);
         assert_true(o.region_size >= round_up(50000, 16) + 16);
         memset(p, 1, 50000);
-        hwt_large_free(checked(p), FREE_STACK);
+        hwt_large_free(checked(p), FREE_STACK, NULL);
     }
 }
 
@@ -237,13 +237,13 @@ static void test_freed_mapping_is_reused_with_a_new_tag(void **state)
     (void)state;
     /* a size no other test uses, so the cached mapping is the only candidate */
     const size_t size = 3u << 20;
-    unsigned char *p = hwt_large_alloc(size, 16, false, ALLOC_STACK);
+    unsigned char *p = hwt_large_alloc(size, 16, false, ALLOC_STACK, NULL);
     assert_non_null(p);
     uintptr_t start = mte_untag(p);
     memset(p, 0xcd, size);
-    hwt_large_free(checked(p), FREE_STACK);
+    hwt_large_free(checked(p), FREE_STACK, NULL);
 
-    unsigned char *q = hwt_large_alloc(size - 100, 16, true, ALLOC_STACK + 1);
+    unsigned char *q = hwt_large_alloc(size - 100, 16, true, ALLOC_STACK + 1, NULL);
     assert_non_null(q);
     assert_int_equal(mte_untag(q), start);
     for (size_t i = 0; i < size - 100; i += 4093)
@@ -264,7 +264,7 @@ static void test_freed_mapping_is_reused_with_a_new_tag(void **state)
         assert_int_equal(hwt_large_check(p, &stale), HWT_FREE_DOUBLE);
         assert_int_equal(mte_load_tag(start + round_up(size - 100, 16)), HWT_TAG_FREE);
     }
-    hwt_large_free(l, FREE_STACK);
+    hwt_large_free(l, FREE_STACK, NULL);
 }
 
 static void test_sampling_leaves_the_skipped_untagged(void **state)
@@ -276,7 +276,7 @@ static void test_sampling_leaves_the_skipped_untagged(void **state)
     void *p[4];
     struct hwt_object o[4];
     for (int i = 0; i < 4; i++) {
-        p[i] = hwt_large_alloc(20000, 16, false, ALLOC_STACK);
+        p[i] = hwt_large_alloc(20000, 16, false, ALLOC_STACK, NULL);
         assert_non_null(p[i]);
         assert_true(hwt_lookup_addr(mte_untag(p[i]), &o[i]));
         assert_int_equal(o[i].sampled, i % 2 == 0);
@@ -292,7 +292,7 @@ static void test_sampling_leaves_the_skipped_untagged(void **state)
         }
     }
     for (int i = 0; i < 4; i++)
-        hwt_large_free(checked(p[i]), FREE_STACK);
+        hwt_large_free(checked(p[i]), FREE_STACK, NULL);
 }
 
 struct reuse_result {
@@ -317,9 +317,9 @@ static void reuse_child(int fd)
     const size_t a_size = 50000, b_size = 600000;
     /* first use up any cached mapping a b_size request could take */
     for (unsigned i = 0; i < 40; i++)
-        (void)hwt_large_alloc(b_size, 16, false, ALLOC_STACK);
+        (void)hwt_large_alloc(b_size, 16, false, ALLOC_STACK, NULL);
     for (; n < TRIES; n++) {
-        held[n] = hwt_large_alloc(a_size, align, false, ALLOC_STACK);
+        held[n] = hwt_large_alloc(a_size, align, false, ALLOC_STACK, NULL);
         if (held[n] == NULL)
             break;
         struct hwt_object o;
@@ -335,8 +335,8 @@ static void reuse_child(int fd)
     if (r.found) {
         struct hwt_large *l;
         if (hwt_large_check(held[n], &l) == HWT_FREE_OK)
-            hwt_large_free(l, FREE_STACK);
-        void *b = hwt_large_alloc(b_size, 16, false, ALLOC_STACK);
+            hwt_large_free(l, FREE_STACK, NULL);
+        void *b = hwt_large_alloc(b_size, 16, false, ALLOC_STACK, NULL);
         struct hwt_object o;
         if (b != NULL && hwt_lookup_addr(mte_untag(b), &o)) {
             r.b_start = o.start;
@@ -402,12 +402,12 @@ static void test_cached_pages_are_bounded(void **state)
     enum { WARM = 20, MANY = 100 };
     void *p[MANY];
     for (int i = 0; i < WARM; i++) {
-        p[i] = hwt_large_alloc(MIB, 16, false, ALLOC_STACK);
+        p[i] = hwt_large_alloc(MIB, 16, false, ALLOC_STACK, NULL);
         assert_non_null(p[i]);
         memset(p[i], 0x2e, MIB); /* untouched tagged objects give their pages back */
     }
     for (int i = 0; i < WARM; i++)
-        hwt_large_free(checked(p[i]), FREE_STACK);
+        hwt_large_free(checked(p[i]), FREE_STACK, NULL);
     size_t warm = hwt_large_cached_resident();
     if (hwt_mte_active) {
         /* tagged mappings keep 128 KiB + 1/64 of the peak (HWTAG_SAMPLE=1 here) */
@@ -420,19 +420,19 @@ static void test_cached_pages_are_bounded(void **state)
     }
 
     for (int i = 0; i < MANY; i++) {
-        p[i] = hwt_large_alloc(MIB, 16, false, ALLOC_STACK);
+        p[i] = hwt_large_alloc(MIB, 16, false, ALLOC_STACK, NULL);
         assert_non_null(p[i]);
     }
     for (int i = 0; i < MANY; i++)
-        hwt_large_free(checked(p[i]), FREE_STACK);
+        hwt_large_free(checked(p[i]), FREE_STACK, NULL);
     size_t capped = hwt_large_cached_resident();
     if (capped > RESIDENT_CAP + 2 * MIB + RESIDENT_SLACK)
         fail_msg("%d freed 1 MiB objects left %zu bytes resident, over the cap", MANY, capped);
 
     for (int i = 0; i < 3000; i++) {
-        void *q = hwt_large_alloc(20000, 16, false, ALLOC_STACK);
+        void *q = hwt_large_alloc(20000, 16, false, ALLOC_STACK, NULL);
         assert_non_null(q);
-        hwt_large_free(checked(q), FREE_STACK);
+        hwt_large_free(checked(q), FREE_STACK, NULL);
     }
     size_t decayed = hwt_large_cached_resident();
     if (decayed > RESIDENT_BASE + MIB + RESIDENT_SLACK)
@@ -450,22 +450,34 @@ static void test_untouched_tagged_object_is_released(void **state)
     if (!hwt_mte_active)
         skip();
     const size_t size = 200 * 4096;
-    unsigned char *used = hwt_large_alloc(size, 16, false, ALLOC_STACK);
-    unsigned char *idle = hwt_large_alloc(size, 16, false, ALLOC_STACK);
+    unsigned char *used = hwt_large_alloc(size, 16, false, ALLOC_STACK, NULL);
+    unsigned char *idle = hwt_large_alloc(size, 16, false, ALLOC_STACK, NULL);
     assert_non_null(used);
     assert_non_null(idle);
     memset(used, 0x11, size);
     idle[0] = 1;
     size_t before = hwt_large_cached_resident();
-    hwt_large_free(checked(used), FREE_STACK);
+    hwt_large_free(checked(used), FREE_STACK, NULL);
     size_t after_used = hwt_large_cached_resident();
     assert_true(after_used >= before + size);
     assert_int_equal(mte_load_tag(mte_untag(used) + size / 2), HWT_TAG_FREE);
-    hwt_large_free(checked(idle), FREE_STACK);
+    hwt_large_free(checked(idle), FREE_STACK, NULL);
     assert_true(hwt_large_cached_resident() < after_used + size / 2);
     unsigned old = mte_load_tag(mte_untag(idle) + size / 2);
     assert_true(old == HWT_TAG_UNTAGGED || old == HWT_TAG_FREE);
     assert_int_not_equal(old, mte_ptr_tag(idle));
+}
+
+/* From here on the thread's large objects are left untagged by sampling (1 in a million is
+ * tagged: the first, made now). Returns that first object, for the caller to free. */
+static void *sample_out_the_next(void)
+{
+    hwt_opts.sample = 1000000;
+    hwt_opts.sample_order = 0;
+    hwt_sample_reset_thread();
+    void *first = hwt_large_alloc(20000, 16, false, ALLOC_STACK, NULL);
+    assert_non_null(first);
+    return first;
 }
 
 /* An untagged object of several MiB (HWTAG_MODE=off, or left out by sampling) stays warm in
@@ -477,12 +489,8 @@ static void test_big_untagged_object_stays_warm(void **state)
 {
     (void)state;
     const size_t big = 20 * MIB, small = 6 * MIB; /* no other test leaves such mappings */
-    hwt_opts.sample = 1000000;                    /* the first is tagged, the next ones are not */
-    hwt_opts.sample_order = 0;
-    hwt_sample_reset_thread();
-    void *first = hwt_large_alloc(20000, 16, false, ALLOC_STACK);
-    assert_non_null(first);
-    unsigned char *p = hwt_large_alloc(big, 16, false, ALLOC_STACK);
+    void *first = sample_out_the_next();
+    unsigned char *p = hwt_large_alloc(big, 16, false, ALLOC_STACK, NULL);
     assert_non_null(p);
     struct hwt_object o;
     assert_true(hwt_lookup_addr(mte_untag(p), &o));
@@ -490,12 +498,12 @@ static void test_big_untagged_object_stays_warm(void **state)
     memset(p, 0x6b, big);
     uintptr_t start = mte_untag(p);
     size_t before = hwt_large_cached_resident();
-    hwt_large_free(checked(p), FREE_STACK);
+    hwt_large_free(checked(p), FREE_STACK, NULL);
     size_t kept = hwt_large_cached_resident() - before;
     if (kept < big)
         fail_msg("a freed untagged %zu-byte object kept %zu bytes resident", big, kept);
 
-    unsigned char *q = hwt_large_alloc(small, 16, false, ALLOC_STACK);
+    unsigned char *q = hwt_large_alloc(small, 16, false, ALLOC_STACK, NULL);
     assert_non_null(q);
     if (mte_untag(q) != start)
         fail_msg("a %zu-byte object did not reuse the cached %zu-byte mapping", small, big);
@@ -508,14 +516,14 @@ static void test_big_untagged_object_stays_warm(void **state)
     if (left > 0)
         fail_msg("%zu pages past the smaller object stayed resident", left);
     assert_int_equal(q[0], 0x6b); /* the same memory, not a fresh zero page */
-    hwt_large_free(checked(q), FREE_STACK);
-    hwt_large_free(checked(first), FREE_STACK);
+    hwt_large_free(checked(q), FREE_STACK, NULL);
+    hwt_large_free(checked(first), FREE_STACK, NULL);
 }
 
 /* A new large object of size bytes, written whole with byte. */
 static unsigned char *written(size_t size, int byte)
 {
-    unsigned char *p = hwt_large_alloc(size, 16, false, ALLOC_STACK);
+    unsigned char *p = hwt_large_alloc(size, 16, false, ALLOC_STACK, NULL);
     assert_non_null(p);
     memset(p, byte, size);
     return p;
@@ -531,18 +539,18 @@ static void test_reuse_takes_the_smallest_fit_from_the_bins(void **state)
     const size_t want = 3174 * 1024, mid = 3686 * 1024, top = 4044 * 1024;
     unsigned char *a = written(top, 0x41), *b = written(mid, 0x42);
     uintptr_t top_start = mte_untag(a), mid_start = mte_untag(b);
-    hwt_large_free(checked(a), FREE_STACK);
-    hwt_large_free(checked(b), FREE_STACK);
-    unsigned char *q = hwt_large_alloc(want, 16, false, ALLOC_STACK);
-    unsigned char *r = hwt_large_alloc(want, 16, false, ALLOC_STACK);
+    hwt_large_free(checked(a), FREE_STACK, NULL);
+    hwt_large_free(checked(b), FREE_STACK, NULL);
+    unsigned char *q = hwt_large_alloc(want, 16, false, ALLOC_STACK, NULL);
+    unsigned char *r = hwt_large_alloc(want, 16, false, ALLOC_STACK, NULL);
     assert_non_null(q);
     assert_non_null(r);
     if (mte_untag(q) != mid_start || mte_untag(r) != top_start)
         fail_msg("%zu-byte objects took %s and %s, not the %zu- then the %zu-byte mapping", want,
                  mte_untag(q) == top_start ? "the bigger" : "another",
                  mte_untag(r) == mid_start ? "the smaller" : "another", mid, top);
-    hwt_large_free(checked(q), FREE_STACK);
-    hwt_large_free(checked(r), FREE_STACK);
+    hwt_large_free(checked(q), FREE_STACK, NULL);
+    hwt_large_free(checked(r), FREE_STACK, NULL);
 }
 
 /* Frees a close fit for want, gives every cached page back, frees a bigger fit (then the only
@@ -551,13 +559,13 @@ static char take_after_trim(size_t want, size_t close, size_t far)
 {
     unsigned char *a = written(close, 0x51), *b = written(far, 0x52);
     uintptr_t close_start = mte_untag(a), far_start = mte_untag(b);
-    hwt_large_free(checked(a), FREE_STACK);
+    hwt_large_free(checked(a), FREE_STACK, NULL);
     hwt_large_trim();
-    hwt_large_free(checked(b), FREE_STACK);
-    unsigned char *q = hwt_large_alloc(want, 16, false, ALLOC_STACK);
+    hwt_large_free(checked(b), FREE_STACK, NULL);
+    unsigned char *q = hwt_large_alloc(want, 16, false, ALLOC_STACK, NULL);
     assert_non_null(q);
     uintptr_t got = mte_untag(q);
-    hwt_large_free(checked(q), FREE_STACK);
+    hwt_large_free(checked(q), FREE_STACK, NULL);
     return got == close_start ? 'c' : got == far_start ? 'f' : 0;
 }
 
@@ -574,7 +582,7 @@ static void test_reuse_prefers_warm_pages_untagged(void **state)
         hwt_opts.sample = 1000000; /* the first is tagged, the next ones are not */
         hwt_opts.sample_order = 0;
         hwt_sample_reset_thread();
-        first = hwt_large_alloc(20000, 16, false, ALLOC_STACK);
+        first = hwt_large_alloc(20000, 16, false, ALLOC_STACK, NULL);
         assert_non_null(first);
     }
     char took = take_after_trim(want, close, far);
@@ -583,7 +591,7 @@ static void test_reuse_prefers_warm_pages_untagged(void **state)
                  took == 'c' ? "the cold close fit" : "another mapping", far);
     if (first == NULL)
         return;
-    hwt_large_free(checked(first), FREE_STACK);
+    hwt_large_free(checked(first), FREE_STACK, NULL);
     hwt_opts.sample = 1;
     hwt_sample_reset_thread();
     took = take_after_trim(want, close, far);
@@ -602,14 +610,108 @@ static void test_tagged_reuse_takes_the_newest_close_fit(void **state)
     const size_t want = 6 * MIB, older = 6246 * 1024, newer = 6656 * 1024;
     unsigned char *a = written(older, 0x61), *b = written(newer, 0x62);
     uintptr_t older_start = mte_untag(a), newer_start = mte_untag(b);
-    hwt_large_free(checked(a), FREE_STACK);
-    hwt_large_free(checked(b), FREE_STACK);
-    unsigned char *q = hwt_large_alloc(want, 16, false, ALLOC_STACK);
+    hwt_large_free(checked(a), FREE_STACK, NULL);
+    hwt_large_free(checked(b), FREE_STACK, NULL);
+    unsigned char *q = hwt_large_alloc(want, 16, false, ALLOC_STACK, NULL);
     assert_non_null(q);
     if (mte_untag(q) != newer_start)
         fail_msg("a tagged %zu-byte object took %s, not the newer close fit", want,
                  mte_untag(q) == older_start ? "the older close fit" : "another mapping");
-    hwt_large_free(checked(q), FREE_STACK);
+    hwt_large_free(checked(q), FREE_STACK, NULL);
+}
+
+/* Over the resident budget, an untagged cached mapping whose pages were mostly never touched
+ * keeps the few that were, counted, rather than giving them back: that madvise was a TLB
+ * shootdown with 2 threads, and its reuse faulted the pages in again. The count keeps the
+ * budget honest, and trimming gives those pages back too. */
+static void test_untouched_untagged_pages_are_counted_not_given_back(void **state)
+{
+    (void)state;
+    enum { N = 100 }; /* 100 MiB, over the 64 MiB cap */
+    void *first = sample_out_the_next();
+    unsigned char *p[N];
+    for (int i = 0; i < N; i++) {
+        p[i] = hwt_large_alloc(MIB, 16, false, ALLOC_STACK, NULL);
+        assert_non_null(p[i]);
+        p[i][0] = 1;
+        p[i][MIB - 1] = 1;
+    }
+    for (int i = 0; i < N; i++)
+        hwt_large_free(checked(p[i]), FREE_STACK, NULL);
+    int lost = 0;
+    for (int i = 0; i < N; i++)
+        lost += hwt_os_resident_pages((void *)mte_untag(p[i]), 1) == 0;
+    if (lost > 0)
+        fail_msg("%d of %d freed 1 MiB objects with 2 touched pages gave them back", lost, N);
+    size_t counted = hwt_large_cached_resident();
+    if (counted > RESIDENT_CAP + 2 * MIB + RESIDENT_SLACK)
+        fail_msg("the cache counts %zu bytes resident, over the cap", counted);
+
+    hwt_large_trim();
+    int kept = 0;
+    for (int i = 0; i < N; i++)
+        kept += hwt_os_resident_pages((void *)mte_untag(p[i]), 1) != 0;
+    if (kept > 0)
+        fail_msg("%d of %d cached mappings kept their first page through a trim", kept, N);
+    assert_true(hwt_large_cached_resident() <= RESIDENT_SLACK);
+    hwt_large_free(checked(first), FREE_STACK, NULL);
+}
+
+/* A thread's freed untagged mappings wait in its stash for its next objects: the same
+ * mapping comes back without the shared cache; meanwhile it reads as freed (a second free is
+ * a double free); the stash stays within its bounds; a flush hands everything to the shared
+ * cache. Tagged mappings never stay there. */
+static void test_stash_keeps_a_threads_untagged_mappings(void **state)
+{
+    (void)state;
+    enum { N = 12, SIZE = 100000 }; /* no other test uses this size */
+    struct hwt_large_stash st = {0};
+    struct hwt_large *l;
+    struct hwt_object o;
+    void *first = sample_out_the_next();
+    unsigned char *p = hwt_large_alloc(SIZE, 16, false, ALLOC_STACK, &st);
+    assert_non_null(p);
+    uintptr_t start = mte_untag(p);
+    hwt_large_free(checked(p), FREE_STACK, &st);
+    assert_int_equal(st.count, 1);
+    assert_int_equal(hwt_large_check(p, &l), HWT_FREE_DOUBLE);
+    assert_true(hwt_lookup_addr(start, &o));
+    assert_false(o.live);
+    assert_int_equal(o.free_stack, FREE_STACK);
+    unsigned char *q = hwt_large_alloc(SIZE, 16, false, ALLOC_STACK, &st);
+    assert_int_equal(mte_untag(q), start);
+    assert_int_equal(st.count, 0);
+
+    unsigned char *r[N];
+    for (int i = 0; i < N; i++) {
+        r[i] = hwt_large_alloc(MIB, 16, false, ALLOC_STACK, &st);
+        assert_non_null(r[i]);
+    }
+    for (int i = 0; i < N; i++) {
+        hwt_large_free(checked(r[i]), FREE_STACK, &st);
+        assert_true(st.count <= HWT_LARGE_STASH_MAX && st.bytes <= HWT_LARGE_STASH_BYTES);
+    }
+    assert_true(st.count > 0);
+    for (int i = 0; i < N; i++)
+        assert_int_equal(hwt_large_check(r[i], &l), HWT_FREE_DOUBLE);
+
+    hwt_large_free(checked(q), FREE_STACK, &st);
+    hwt_large_stash_flush(&st);
+    assert_int_equal(st.count, 0);
+    assert_int_equal(st.bytes, 0);
+    q = hwt_large_alloc(SIZE, 16, false, ALLOC_STACK, NULL);
+    assert_int_equal(mte_untag(q), start); /* from the shared cache now */
+    hwt_large_free(checked(q), FREE_STACK, NULL);
+    hwt_large_free(checked(first), FREE_STACK, NULL);
+
+    if (hwt_mte_active) {
+        hwt_opts.sample = 1;
+        hwt_sample_reset_thread();
+        unsigned char *t = hwt_large_alloc(SIZE, 16, false, ALLOC_STACK, &st);
+        assert_non_null(t);
+        hwt_large_free(checked(t), FREE_STACK, &st);
+        assert_int_equal(st.count, 0);
+    }
 }
 
 int main(void)
@@ -636,6 +738,10 @@ int main(void)
                                         teardown),
         cmocka_unit_test_setup_teardown(test_reuse_prefers_warm_pages_untagged, setup, teardown),
         cmocka_unit_test_setup_teardown(test_tagged_reuse_takes_the_newest_close_fit, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_untouched_untagged_pages_are_counted_not_given_back,
+                                        setup, teardown),
+        cmocka_unit_test_setup_teardown(test_stash_keeps_a_threads_untagged_mappings, setup,
                                         teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
