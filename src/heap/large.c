@@ -4,6 +4,7 @@
  * large_cache.c's; this file never decides it. */
 #include "large.h"
 
+#include <limits.h>
 #include <string.h>
 
 #include "arch/mte.h"
@@ -20,12 +21,7 @@
 #define HASH_BUCKETS 1024u
 /* Records an unlocked lookup follows before it asks again under the lock. */
 #define UNLOCKED_WALK_MAX 64u
-/* A thread's stash (large.h) keeps warm untagged mappings of at most STASH_MAX_BLOCK bytes,
- * HWT_LARGE_STASH_BYTES in all: with 2 threads churning 32 KiB..1 MiB objects, a large malloc
- * and free visit the shared lock 0.60 times (3.03 times without the stash). Tagged mappings do
- * not stay: they need their retag pass and the shared budget, and they are what the default
- * start-up heaps hold. */
-#define STASH_MAX_BLOCK (HWT_LARGE_STASH_BYTES / 2)
+/* A thread's stash hands a mapping to the shared cache at least every STASH_VISIT frees. */
 #define STASH_VISIT 32u
 
 static struct hwt_lock large_lock = HWT_LOCK_INIT;
@@ -173,55 +169,54 @@ static struct hwt_large *map_new(size_t need, size_t usable, size_t align, bool 
     return l;
 }
 
-/* The smallest mapping of the stash that fits, out of it; NULL when none does. */
+/* Takes entry i out of the stash (st->lock held). */
+static struct hwt_large *stash_remove(struct hwt_large_stash *st, unsigned i)
+{
+    struct hwt_large *l = st->entries[i];
+    st->bytes -= l->map_size;
+    st->count--;
+    for (; i < st->count; i++)
+        st->entries[i] = st->entries[i + 1];
+    return l;
+}
+
+/* The stashed mapping large_cache.c picks for the new object, out of the stash; NULL when
+ * none fits. */
 static struct hwt_large *stash_take(struct hwt_large_stash *st, size_t need, size_t size,
                                     size_t align)
 {
-    struct hwt_large *best = NULL;
-    unsigned at = 0;
+    struct hwt_large *l = NULL;
     hwt_lock(&st->lock);
-    for (unsigned i = 0; i < st->count; i++) {
-        struct hwt_large *c = st->entries[i];
-        if (hwt_large_cache_fits(c, need, size, align, false) &&
-            (best == NULL || c->map_size < best->map_size)) {
-            best = c;
-            at = i;
-        }
-    }
-    if (best != NULL) {
-        for (unsigned i = at + 1; i < st->count; i++)
-            st->entries[i - 1] = st->entries[i];
-        st->count--;
-        st->bytes -= best->map_size;
-    }
+    unsigned i = hwt_large_cache_stash_pick(st->entries, st->count, need, size, align);
+    if (i < st->count)
+        l = stash_remove(st, i);
     hwt_unlock(&st->lock);
-    return best;
+    return l;
 }
 
 /* A cached mapping for the new object, else a fresh one; *fresh says which. */
 static struct hwt_large *take_mapping(size_t need, size_t size, size_t usable, size_t align,
                                       bool mte, struct hwt_large_stash *st, bool *fresh)
 {
+    struct hwt_large *l = NULL;
     *fresh = false;
     /* Stashed mappings still count as live (hwt_large_cache_live_locked) and are in the
-     * lookups as freed: taking one changes nothing shared but its state. */
-    if (st != NULL && !mte && need <= STASH_MAX_BLOCK) {
-        struct hwt_large *l = stash_take(st, need, size, align);
-        if (l != NULL) {
-            __atomic_store_n(&l->state, HWT_LARGE_LIVE, __ATOMIC_RELEASE);
-            return l;
-        }
+     * lookups as freed: taking one changes nothing shared but its state. None is tagged or
+     * above HWT_LARGE_STASH_BLOCK. */
+    if (st != NULL && !mte && need <= HWT_LARGE_STASH_BLOCK)
+        l = stash_take(st, need, size, align);
+    if (l == NULL) {
+        hwt_lock(&large_lock);
+        l = hwt_large_cache_take_locked(need, size, align, mte);
+        if (l != NULL)
+            hwt_large_cache_live_locked(l->map_size);
+        hwt_unlock(&large_lock);
     }
     /* A cached mapping keeps its start, so its place in the lookups too. */
-    hwt_lock(&large_lock);
-    struct hwt_large *l = hwt_large_cache_take_locked(need, size, align, mte);
     if (l != NULL) {
         __atomic_store_n(&l->state, HWT_LARGE_LIVE, __ATOMIC_RELEASE);
-        hwt_large_cache_live_locked(l->map_size);
-    }
-    hwt_unlock(&large_lock);
-    if (l != NULL)
         return l;
+    }
     *fresh = true;
     return map_new(need, usable, align, mte);
 }
@@ -272,16 +267,17 @@ void *hwt_large_alloc(size_t size, size_t align, bool zero, uint32_t stack,
     return ptr;
 }
 
-/* The live record of addr, found without the lock; NULL when the walk met anything else: no
- * record, a freed one, or a chain changing under it (a record reused for another mapping
- * moves to another chain, and a walk that followed it may miss or run on). Records are never
- * freed, so every pointer it follows is a record. */
-static struct hwt_large *find_live_unlocked(uintptr_t addr)
+/* The record of addr in the lookups, looking at max_steps records at most; NULL when none.
+ * Without the lock it may also miss: a record reused for another mapping moves to another
+ * chain, and a walk that followed it goes on there (records are never freed, so every
+ * pointer it follows is a record). */
+static inline __attribute__((always_inline)) struct hwt_large *find(uintptr_t addr,
+                                                                    unsigned max_steps)
 {
     struct hwt_large *l = __atomic_load_n(&buckets[bucket_of(addr)], __ATOMIC_ACQUIRE);
-    for (unsigned steps = 0; l != NULL && steps < UNLOCKED_WALK_MAX; steps++) {
+    for (unsigned steps = 0; l != NULL && steps < max_steps; steps++) {
         if (__atomic_load_n(&l->start, __ATOMIC_RELAXED) == addr)
-            return __atomic_load_n(&l->state, __ATOMIC_ACQUIRE) == HWT_LARGE_LIVE ? l : NULL;
+            return l;
         l = __atomic_load_n(&l->hnext, __ATOMIC_ACQUIRE);
     }
     return NULL;
@@ -295,16 +291,14 @@ enum hwt_free_check hwt_large_check(const void *ptr, struct hwt_large **out)
     /* A live object of a correct program is found without the lock; its free's change of
      * state (hwt_large_free) decides between two frees that race. Anything else is
      * looked at again under the lock, as a miss there is an invalid free. */
-    struct hwt_large *l = find_live_unlocked(addr);
-    if (l != NULL && (!hwt_mte_active || mte_ptr_tag(ptr) == l->tag)) {
+    struct hwt_large *l = find(addr, UNLOCKED_WALK_MAX);
+    if (l != NULL && __atomic_load_n(&l->state, __ATOMIC_ACQUIRE) == HWT_LARGE_LIVE &&
+        (!hwt_mte_active || mte_ptr_tag(ptr) == l->tag)) {
         *out = l;
         return HWT_FREE_OK;
     }
     hwt_lock(&large_lock);
-    for (l = buckets[bucket_of(addr)]; l != NULL; l = l->hnext) {
-        if (l->start == addr)
-            break;
-    }
+    l = find(addr, UINT_MAX);
     enum hwt_free_check r = HWT_FREE_OK;
     if (l == NULL)
         r = HWT_FREE_NOT_OURS;
@@ -354,14 +348,12 @@ static bool end_live(struct hwt_large *l)
                                        __ATOMIC_RELAXED);
 }
 
-static struct hwt_large *stash_pop_oldest(struct hwt_large_stash *st)
+/* Mappings out of a stash join the shared cache; the first carries the stash's count of
+ * frees since its last visit (frees, taken with it). */
+static void stash_hand_over(struct hwt_large **out, unsigned n, unsigned frees)
 {
-    struct hwt_large *l = st->entries[0];
-    st->bytes -= l->map_size;
-    st->count--;
-    for (unsigned i = 0; i < st->count; i++)
-        st->entries[i] = st->entries[i + 1];
-    return l;
+    for (unsigned i = 0; i < n; i++)
+        cache_put(out[i], true, i == 0 ? frees : 0);
 }
 
 /* Puts the freed l into the stash as its newest; the oldest that no longer fit go to the
@@ -375,33 +367,29 @@ static void stash_put(struct hwt_large_stash *st, struct hwt_large *l)
     hwt_lock(&st->lock);
     while (st->count > 0 &&
            (st->count == HWT_LARGE_STASH_MAX || st->bytes + l->map_size > HWT_LARGE_STASH_BYTES))
-        out[n++] = stash_pop_oldest(st);
+        out[n++] = stash_remove(st, 0);
     st->entries[st->count++] = l;
     st->bytes += l->map_size;
     if (++st->frees >= STASH_VISIT && n == 0)
-        out[n++] = stash_pop_oldest(st);
+        out[n++] = stash_remove(st, 0);
     unsigned frees = n > 0 ? st->frees : 0;
     if (n > 0)
         st->frees = 0;
     hwt_unlock(&st->lock);
-    for (unsigned i = 0; i < n; i++)
-        cache_put(out[i], true, i == 0 ? frees : 0);
+    stash_hand_over(out, n, frees);
 }
 
 void hwt_large_stash_flush(struct hwt_large_stash *st)
 {
     struct hwt_large *out[HWT_LARGE_STASH_MAX];
+    unsigned n = 0;
     hwt_lock(&st->lock);
-    unsigned n = st->count;
-    for (unsigned i = 0; i < n; i++)
-        out[i] = st->entries[i];
+    while (st->count > 0)
+        out[n++] = stash_remove(st, 0);
     unsigned frees = st->frees;
-    st->count = 0;
     st->frees = 0;
-    st->bytes = 0;
     hwt_unlock(&st->lock);
-    for (unsigned i = 0; i < n; i++)
-        cache_put(out[i], true, i == 0 ? frees : 0);
+    stash_hand_over(out, n, frees);
 }
 
 void hwt_large_free(struct hwt_large *l, uint32_t stack, struct hwt_large_stash *stash)
@@ -412,10 +400,7 @@ void hwt_large_free(struct hwt_large *l, uint32_t stack, struct hwt_large_stash 
     bool keep = hwt_large_cache_admit(l);
     HWT_COUNT(large_frees, 1);
     HWT_COUNT(live_bytes, -(int64_t)usable);
-    /* Untagged and warm: nothing to retag, nothing to give back, so the stash can keep it
-     * without a look at the shared budget. */
-    if (keep && stash != NULL && !l->mte && l->map_size <= STASH_MAX_BLOCK &&
-        l->resident == l->map_size) {
+    if (keep && stash != NULL && hwt_large_cache_stashable(l)) {
         if (end_live(l))
             stash_put(stash, l);
         return;

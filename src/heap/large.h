@@ -19,7 +19,8 @@ struct hwt_large;
  * lookups as freed (a double free is still one). Owned by a thread cache (tcache.h); lock
  * is taken by the owner, and by trim and fork, which reach every thread's stash. */
 #define HWT_LARGE_STASH_MAX 8u
-#define HWT_LARGE_STASH_BYTES ((size_t)4 << 20) /* of mappings, at most */
+#define HWT_LARGE_STASH_BYTES ((size_t)4 << 20)           /* of mappings, at most */
+#define HWT_LARGE_STASH_BLOCK (HWT_LARGE_STASH_BYTES / 2) /* a mapping, at most */
 struct hwt_large_stash {
     struct hwt_lock lock;
     uint32_t count;

@@ -50,6 +50,13 @@ struct hwt_large *hwt_large_cache_take_locked(size_t need, size_t size, size_t a
 /* Whether the cached c may hold a new object of size bytes (need: its mapping size). */
 bool hwt_large_cache_fits(const struct hwt_large *c, size_t need, size_t size, size_t align,
                           bool mte);
+/* Whether the freed l, kept (hwt_large_cache_admit), may wait in its thread's stash
+ * (large.h) rather than join the cache. Lock not needed (the object is owned). */
+bool hwt_large_cache_stashable(const struct hwt_large *l);
+/* Which of a stash's n mappings an object of size bytes (need: its mapping size) takes: an
+ * index, or n when none fits. */
+unsigned hwt_large_cache_stash_pick(struct hwt_large *const *entries, unsigned n, size_t need,
+                                    size_t size, size_t align);
 /* A mapping of map_size bytes became live (fresh or taken from the cache). */
 void hwt_large_cache_live_locked(size_t map_size);
 /* Called on free before the object is retagged: whether its mapping may be cached at all;

@@ -34,11 +34,11 @@ enum {
 
 struct hwt_tcache {
     struct hwt_tcache_bin bins[HWT_NUM_CLASSES];
-    struct hwt_counters counters; /* written only by the owning thread */
-    struct hwt_large_stash large_stash;
-    struct hwt_tcache *all_next;       /* every cache ever made; never unlinked */
-    int in_use;                        /* owned by a live thread; tcache list lock */
-    struct hwt_history_cursor history; /* this thread's entries of the history ring */
+    struct hwt_counters counters;       /* written only by the owning thread */
+    struct hwt_large_stash large_stash; /* its last freed untagged large mappings */
+    struct hwt_tcache *all_next;        /* every cache ever made; never unlinked */
+    int in_use;                         /* owned by a live thread; tcache list lock */
+    struct hwt_history_cursor history;  /* this thread's entries of the history ring */
     uint32_t tid;
     uint32_t arena; /* the central lists and transfer caches it uses (slab.h) */
     /* The thread's stack mapping, where its frame records are: [stack_lo, stack_last + 16),
