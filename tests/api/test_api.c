@@ -562,8 +562,11 @@ static void test_fork_while_other_thread_allocates(void **state)
     pthread_join(t, NULL);
 }
 
-/* A thread that freed some large objects and then waits: untagged ones stay in its stash. */
-enum { PARKED_N = 4, PARKED_SIZE = 200000 };
+/* A thread that freed some large objects and then waits: untagged ones stay in its stash
+ * (both fit in it). No other test leaves a mapping that may hold this size (at least it, at
+ * most twice it), so the parked thread maps its own and a reuse can only take one of them:
+ * with 200000 B, a reuse after a trim took another test's mapping now and then. */
+enum { PARKED_N = 2, PARKED_SIZE = 1900000 };
 struct parked {
     pthread_barrier_t freed, go;
     uintptr_t addr[PARKED_N];
