@@ -45,6 +45,13 @@ static inline __attribute__((always_inline)) uint32_t capture_stack(struct hwt_t
 {
     if (hwt_opts.stacktrace != HWT_ON)
         return 0;
+    /* First the fast paths' walk, which only hashes: a stack the thread's cache holds (the
+     * common case: large objects, and small ones past an empty or full bin, come from the
+     * same few call sites) then costs no copy of its frames and no look-up of the stack's
+     * bounds (a large malloc+free with stacks, natively: 186 -> 41 instructions for the two). */
+    uint32_t id;
+    if (likely(tc != NULL && tc != HWT_TCACHE_DEAD) && hwt_alloc_fast_stack(tc, c, &id))
+        return id;
     uintptr_t pcs[HWT_ALLOC_STACK_FRAMES];
     uint64_t key;
     unsigned n = hwt_unwind_caller(c, pcs, HWT_ALLOC_STACK_FRAMES, &key);

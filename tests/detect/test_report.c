@@ -197,6 +197,38 @@ static void expect_second_frame(const char *out, const char *what, const char *f
         fail_msg("after \"%s\" the second frame is not %s in:\n%s", what, fn, out);
 }
 
+/* Large objects from two call sites that differ only in their second frame: alloc_here and
+ * free_here called from large_site_a / large_site_b. The general path answers from the thread's
+ * stack cache before it copies any frame, so its key must tell the two apart. */
+static __attribute__((noinline)) void large_site_a(void)
+{
+    free_here(alloc_here(LARGE_SIZE));
+    sink_ptr = NULL;
+}
+
+static __attribute__((noinline)) unsigned char *large_site_b(void)
+{
+    unsigned char *p = alloc_here(LARGE_SIZE);
+    sink_ptr = NULL;
+    return p;
+}
+
+static __attribute__((noinline)) void large_drop_b(unsigned char *p)
+{
+    free_here(p);
+    sink_ptr = NULL;
+}
+
+static __attribute__((noinline)) void large_two_sites(void *arg)
+{
+    (void)arg;
+    for (int i = 0; i < 3; i++) /* site a's stacks in the cache, then site b's at their depth */
+        large_site_a();
+    unsigned char *p = large_site_b();
+    large_drop_b(p);
+    use_here(p);
+}
+
 static void three_stacks_without_stacktrace(void *arg)
 {
     hwt_opts.stacktrace = HWT_OFF;
@@ -512,6 +544,17 @@ static void test_entry_stacks_start_at_the_call(void **state)
     }
 }
 
+/* The general path's stacks (large objects) come from the right call site when another,
+ * two frames away, is in the thread's stack cache. */
+static void test_large_stacks_tell_call_sites_apart(void **state)
+{
+    (void)state;
+    run_report(large_two_sites, NULL, &result);
+    expect_text(&result, "BUG: KASAN: use-after-free in use_here+0x");
+    expect_second_frame(result.output, "\nAllocated by task ", " large_site_b+0x");
+    expect_second_frame(result.output, "\nFreed by task ", " large_drop_b+0x");
+}
+
 static void test_stacktrace_off_says_stacks_are_not_available(void **state)
 {
     (void)state;
@@ -637,6 +680,7 @@ int main(void)
         cmocka_unit_test(test_large_out_of_bounds_report),
         cmocka_unit_test(test_large_underflow_report),
         cmocka_unit_test(test_large_use_after_free_report),
+        cmocka_unit_test(test_large_stacks_tell_call_sites_apart),
         cmocka_unit_test(test_released_large_use_after_free_report),
         cmocka_unit_test(test_read_size_8_is_decoded),
         cmocka_unit_test(test_write_size_16_is_decoded),
