@@ -156,6 +156,49 @@ static void test_slots_span_more_than_one_span(void **state)
     }
 }
 
+/* One give of slots from three spans, interleaved: each span gets back exactly its own (give
+ * keeps the span it looked up while the slots are in it, and looks again when they leave
+ * it or when the span became empty and went back). */
+static void test_give_of_interleaved_spans_counts_each_span(void **state)
+{
+    (void)state;
+    unsigned cls = hwt_size_class_of(4000);
+    unsigned per_span = (unsigned)(hwt_size_class_span(cls) / hwt_size_class_size(cls));
+    enum { MAX = 256, SPANS = 8 };
+    unsigned n = 2 * per_span + 1;
+    assert_true(n <= MAX);
+    uintptr_t taken[MAX], order[MAX];
+    for (unsigned i = 0; i < n; i++)
+        taken[i] = take_one(cls);
+    /* the spans, and the slots of each in turn: a, b, c, a, b, c, ... */
+    struct hwt_span *span[SPANS] = {0};
+    unsigned of[SPANS] = {0}, before[SPANS], seen = 0;
+    uintptr_t by[SPANS][MAX];
+    for (unsigned i = 0; i < n; i++) {
+        struct hwt_span *sp = hwt_slab_span_of(taken[i]);
+        unsigned k = 0;
+        while (k < seen && span[k] != sp)
+            k++;
+        assert_true(k < SPANS);
+        if (k == seen)
+            span[seen++] = sp;
+        by[k][of[k]++] = taken[i];
+    }
+    assert_true(seen >= 2);
+    unsigned m = 0;
+    for (unsigned j = 0; m < n; j++)
+        for (unsigned k = 0; k < seen; k++)
+            if (j < of[k])
+                order[m++] = by[k][j];
+    for (unsigned k = 0; k < seen; k++)
+        before[k] = span[k]->nfree;
+    give_addrs(cls, order, n);
+    for (unsigned k = 0; k < seen; k++) {
+        assert_int_equal(span[k]->nfree, before[k] + of[k]);
+        assert_true(hwt_slab_span_consistent(span[k]));
+    }
+}
+
 static void test_aligned_classes_give_aligned_slots(void **state)
 {
     (void)state;
@@ -448,6 +491,7 @@ int main(void)
         cmocka_unit_test(test_taken_slots_are_in_the_heap_and_slot_aligned),
         cmocka_unit_test(test_span_walk_catches_inconsistency),
         cmocka_unit_test(test_slots_span_more_than_one_span),
+        cmocka_unit_test(test_give_of_interleaved_spans_counts_each_span),
         cmocka_unit_test(test_aligned_classes_give_aligned_slots),
         cmocka_unit_test(test_prepared_object_is_usable_and_live),
         cmocka_unit_test(test_zeroing_prepare_clears_old_contents),
