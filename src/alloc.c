@@ -25,7 +25,7 @@
 /* Depot id of pcs[0..n), through the thread's cache of recent stacks (key: their hash). */
 static uint32_t stack_id(struct hwt_tcache *tc, const uintptr_t *pcs, unsigned n, uint64_t key)
 {
-    if (unlikely(tc == NULL || tc == HWT_TCACHE_DEAD))
+    if (unlikely(!hwt_tcache_live(tc)))
         return hwt_stackdepot_put((uint32_t)hwt_os_gettid(), pcs, n);
     unsigned slot = (unsigned)(key >> 58) & (HWT_TCACHE_STACKS - 1);
     if (tc->stacks[slot].key == key)
@@ -50,7 +50,7 @@ static inline __attribute__((always_inline)) uint32_t capture_stack(struct hwt_t
      * same few call sites) then costs no copy of its frames and no look-up of the stack's
      * bounds (a large malloc+free with stacks, natively: 186 -> 41 instructions for the two). */
     uint32_t id;
-    if (likely(tc != NULL && tc != HWT_TCACHE_DEAD) && hwt_alloc_fast_stack(tc, c, &id))
+    if (likely(hwt_tcache_live(tc)) && hwt_alloc_fast_stack(tc, c, &id))
         return id;
     uintptr_t pcs[HWT_ALLOC_STACK_FRAMES];
     uint64_t key;
@@ -120,7 +120,7 @@ static void record(struct hwt_tcache *tc, const void *ptr, size_t size, uint32_t
 {
     if (!hwt_history_recording())
         return;
-    if (tc != NULL && tc != HWT_TCACHE_DEAD)
+    if (hwt_tcache_live(tc))
         hwt_history_put(&tc->history, ptr, size, stack, is_free);
     else
         hwt_history_record(ptr, size, stack, is_free);
@@ -138,7 +138,7 @@ static inline __attribute__((always_inline)) void *
 alloc_small(struct hwt_tcache *tc, unsigned cls, size_t size, bool zero, uint32_t stack)
 {
     struct hwt_slab_ref ref;
-    if (likely(tc != NULL && tc != HWT_TCACHE_DEAD)) {
+    if (likely(hwt_tcache_live(tc))) {
         struct hwt_tcache_bin *bin = &tc->bins[cls];
         if (unlikely(bin->count == 0) && !hwt_tcache_refill(tc, bin, cls))
             return NULL;
@@ -153,7 +153,7 @@ alloc_small(struct hwt_tcache *tc, unsigned cls, size_t size, bool zero, uint32_
 
 static struct hwt_large_stash *large_stash(struct hwt_tcache *tc)
 {
-    return tc != NULL && tc != HWT_TCACHE_DEAD ? &tc->large_stash : NULL;
+    return hwt_tcache_live(tc) ? &tc->large_stash : NULL;
 }
 
 static void *alloc_stacked(size_t size, size_t align, bool zero, struct hwt_tcache *tc,
@@ -199,7 +199,7 @@ free_small(struct hwt_tcache *tc, struct hwt_span *s, uint32_t idx, uint32_t sta
     }
     unsigned cls = s->cls;
     struct hwt_slab_ref ref = {addr, &s->slots[idx]};
-    if (likely(tc != NULL && tc != HWT_TCACHE_DEAD)) {
+    if (likely(hwt_tcache_live(tc))) {
         struct hwt_tcache_bin *bin = &tc->bins[cls];
         if (unlikely(bin->count == bin->max))
             hwt_tcache_drain(tc, bin, cls);

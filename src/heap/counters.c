@@ -10,7 +10,7 @@ static struct hwt_counters shared_counters; /* threads without a cache */
 struct hwt_counters *hwt_counters_self(void)
 {
     struct hwt_tcache *tc = hwt_self.tc;
-    if (tc == NULL || tc == HWT_TCACHE_DEAD)
+    if (!hwt_tcache_live(tc))
         return &shared_counters;
     return &tc->counters;
 }

@@ -141,8 +141,7 @@ static size_t most_for(size_t need, bool mte)
     return (!mte && need >= LOOSE_MIN ? LOOSE_FIT : FIT_MAX) * need;
 }
 
-bool hwt_large_cache_fits(const struct hwt_large *c, size_t need, size_t size, size_t align,
-                          bool mte)
+static bool fits(const struct hwt_large *c, size_t need, size_t size, size_t align, bool mte)
 {
     return c->mte == mte && c->map_size >= need && c->map_size <= most_for(need, mte) &&
            (c->start & (align - 1)) == 0 &&
@@ -263,7 +262,7 @@ unsigned hwt_large_cache_stash_pick(struct hwt_large *const *entries, unsigned n
 {
     unsigned best = n;
     for (unsigned i = 0; i < n; i++) {
-        if (hwt_large_cache_fits(entries[i], need, size, align, false) &&
+        if (fits(entries[i], need, size, align, false) &&
             (best == n || entries[i]->map_size < entries[best]->map_size))
             best = i;
     }
@@ -283,7 +282,7 @@ struct hwt_large *hwt_large_cache_take_locked(size_t need, size_t size, size_t a
     for (unsigned b = bin_of(need); b <= last && !done; b++) {
         for (struct hwt_large *c = bins[mte][b].head; c != NULL && !done;
              c = c->link[HWT_LARGE_BY_SIZE].next) {
-            if (!hwt_large_cache_fits(c, need, size, align, mte))
+            if (!fits(c, need, size, align, mte))
                 continue;
             if (best == NULL || better(c, best, need))
                 best = c;

@@ -47,9 +47,6 @@ struct hwt_large {
 /* The cached mapping that suits a new object of size bytes (need: its mapping size) best,
  * unlinked from the cache; NULL when none fits. */
 struct hwt_large *hwt_large_cache_take_locked(size_t need, size_t size, size_t align, bool mte);
-/* Whether the cached c may hold a new object of size bytes (need: its mapping size). */
-bool hwt_large_cache_fits(const struct hwt_large *c, size_t need, size_t size, size_t align,
-                          bool mte);
 /* Whether the freed l, kept (hwt_large_cache_admit), may wait in its thread's stash
  * (large.h) rather than join the cache. Lock not needed (the object is owned). */
 bool hwt_large_cache_stashable(const struct hwt_large *l);

@@ -169,7 +169,7 @@ void hwt_tcache_flush_large(void)
  * in the surviving thread's own bin. */
 static bool in_bin(const struct hwt_tcache *self, unsigned cls, const struct hwt_slab_ref *ref)
 {
-    if (self == NULL || self == HWT_TCACHE_DEAD)
+    if (!hwt_tcache_live(self))
         return false;
     const struct hwt_tcache_bin *bin = &self->bins[cls];
     for (uint32_t i = 0; i < bin->count && i < bin->max; i++) {
@@ -206,7 +206,7 @@ void hwt_tcache_after_fork_child(void)
         }
         c->in_use = 0;
     }
-    if (self != NULL && self != HWT_TCACHE_DEAD) {
+    if (hwt_tcache_live(self)) {
         self->tid = (uint32_t)hwt_os_gettid();
         memset(self->stacks, 0, sizeof(self->stacks));
     }

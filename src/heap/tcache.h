@@ -5,6 +5,7 @@
 #ifndef HWT_TCACHE_H
 #define HWT_TCACHE_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "counters.h"
@@ -57,6 +58,12 @@ struct hwt_tcache {
 };
 
 #define HWT_TCACHE_DEAD ((struct hwt_tcache *)1)
+
+/* Whether tc (a thread's hwt_self.tc) is a cache: not NULL (none yet), not HWT_TCACHE_DEAD. */
+static inline bool hwt_tcache_live(const struct hwt_tcache *tc)
+{
+    return tc != NULL && tc != HWT_TCACHE_DEAD;
+}
 
 /* The calling thread's allocator state, one initial-exec TLS block. tc: NULL before the
  * thread's first allocation, HWT_TCACHE_DEAD after its exit destructor. busy: 1 while
