@@ -27,14 +27,12 @@ static uint32_t stack_id(struct hwt_tcache *tc, const uintptr_t *pcs, unsigned n
 {
     if (unlikely(!hwt_tcache_live(tc)))
         return hwt_stackdepot_put((uint32_t)hwt_os_gettid(), pcs, n);
-    unsigned slot = (unsigned)(key >> 58) & (HWT_TCACHE_STACKS - 1);
-    if (tc->stacks[slot].key == key)
-        return (uint32_t)tc->stacks[slot].id;
-    uint32_t id = hwt_stackdepot_put(tc->tid, pcs, n);
-    if (id != 0) {
-        tc->stacks[slot].key = key;
-        tc->stacks[slot].id = id;
-    }
+    uint32_t id;
+    if (hwt_tcache_stack_find(tc, key, &id))
+        return id;
+    id = hwt_stackdepot_put(tc->tid, pcs, n);
+    if (id != 0)
+        hwt_tcache_stack_put(tc, key, id);
     return id;
 }
 

@@ -33,9 +33,7 @@ hwt_alloc_fast_stack(const struct hwt_tcache *tc, struct hwt_caller c, uint32_t 
     uint64_t key;
     hwt_unwind_caller_key(c, tc->stack_lo, tc->stack_room, HWT_ALLOC_STACK_FRAMES,
                           tc->stack_key_constants, &key);
-    unsigned i = (unsigned)(key >> 58) & (HWT_TCACHE_STACKS - 1);
-    *id = (uint32_t)tc->stacks[i].id;
-    return likely(tc->stacks[i].key == key);
+    return hwt_tcache_stack_find(tc, key, id);
 }
 
 /* busy = 0 at the end of a fast path of flags. Where flags cannot have changed since the
