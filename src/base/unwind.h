@@ -52,22 +52,41 @@ bool hwt_unwind_stack_bounds(uintptr_t addr, uintptr_t *lo, uintptr_t *hi);
 
 /* Key of a stack in the per-thread stack caches: a 64-bit hash of its return addresses,
  * mixed in as they are walked (a stack one frame longer mixes one more in, so the number
- * needs no mixing of its own); never 0. A collision (a wrong stack in
- * a report) has odds of 2^-64 a pair. The two constants are read from memory: one load
- * where building them takes eight instructions. */
+ * needs no mixing of its own); never 0; its top bits pick the cache set
+ * (HWT_TCACHE_STACK_SET_BITS). A collision (a wrong stack in a report) has odds of 2^-64 a
+ * pair. The two constants are read from memory: one load where building them takes eight
+ * instructions.
+ * On aarch64 an address costs one multiply-add, key * mul + pc (a frame of the fast paths'
+ * walk: 5 instructions, where a multiply of key ^ pc made it 6). The last address is then
+ * not multiplied, so the end folds the low byte, where it differs from a neighbour call
+ * site's, into the top byte (one instruction; a final multiply cost one at each frame, as
+ * the compiler computed it ahead for each of the walk's ways out). x86_64 has no
+ * multiply-add: there (key ^ pc) * mul, which mixes the last address itself, so the end
+ * has nothing to fold (3 instructions fewer a capture). */
 extern const uint64_t hwt_unwind_key_constants[2]; /* seed, odd multiplier */
 #define HWT_UNWIND_KEY_SEED (hwt_unwind_key_constants[0])
+#if defined(__aarch64__)
+static inline uint64_t hwt_unwind_key_mix(uint64_t key, uintptr_t pc, uint64_t mul)
+{
+    return key * mul + pc;
+}
+static inline uint64_t hwt_unwind_key_end(uint64_t key)
+{
+    return (key ^ key << 56) | 1;
+}
+#else
 static inline uint64_t hwt_unwind_key_mix(uint64_t key, uintptr_t pc, uint64_t mul)
 {
     return (key ^ pc) * mul;
 }
-static inline uint64_t hwt_unwind_key_step(uint64_t key, uintptr_t pc)
-{
-    return hwt_unwind_key_mix(key, pc, hwt_unwind_key_constants[1]);
-}
 static inline uint64_t hwt_unwind_key_end(uint64_t key)
 {
     return key | 1;
+}
+#endif
+static inline uint64_t hwt_unwind_key_step(uint64_t key, uintptr_t pc)
+{
+    return hwt_unwind_key_mix(key, pc, hwt_unwind_key_constants[1]);
 }
 
 /* Mixes into *key the return addresses of the frame records from fp on, up to max of
