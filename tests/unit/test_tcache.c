@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* The thread cache's stack cache: two ways a set, so two stacks whose keys fall in one set
- * (a loop's malloc and free sites, 1 process in 64) are both kept. */
+ * (a loop's malloc and free sites) are both kept. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -15,7 +15,7 @@ static struct hwt_tcache tc; /* zeroed: an empty stack cache */
 /* A stack key (odd, as hwt_unwind_key_end makes them) in set `set`, told apart by n. */
 static uint64_t key_in(unsigned set, uint64_t n)
 {
-    return (uint64_t)set << 58 | n << 1 | 1;
+    return (uint64_t)set << (64 - HWT_TCACHE_STACK_SET_BITS) | n << 1 | 1;
 }
 
 static void test_two_stacks_of_one_set_both_stay(void **state)
