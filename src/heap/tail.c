@@ -24,7 +24,7 @@ unsigned hwt_tail_describe(const void *ptr, size_t requested, uint8_t *expected,
     const uint8_t *g = (const uint8_t *)ptr + requested - off;
     uint64_t p[2];
     uint8_t pattern[HWT_GRANULE];
-    p[0] = p[1] = hwt_tail_pattern(&hwt_tail_key, mte_untag(g));
+    p[0] = p[1] = hwt_tail_pattern(&hwt_tail_key, mte_heap_addr(g));
     memcpy(pattern, p, sizeof(pattern));
     for (unsigned i = off; i < HWT_GRANULE; i++) {
         expected[i - off] = pattern[i];

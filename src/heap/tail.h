@@ -30,7 +30,8 @@ void hwt_tail_init(bool active);
  * odds of 1 in 128 per byte. */
 #define HWT_TAIL_ODD UINT64_C(0x0101010101010101)
 
-/* The pattern word of the granule at untagged address granule: its 16 pattern bytes are
+/* The pattern word of the granule at heap address granule (mte_heap_addr: untagged, and
+ * natively the pointer itself, with no mask to apply): its 16 pattern bytes are
  * this word twice (one multiply, one store pair: this runs on every malloc and free of a
  * size that is not a multiple of 16). */
 static inline uint64_t hwt_tail_pattern(const struct hwt_tail_key *key, uintptr_t granule)
@@ -51,7 +52,7 @@ hwt_tail_put(const struct hwt_tail_key *key, void *ptr, size_t requested, bool k
         return;
     /* the last granule, from the size rounded down: one instruction fewer than - off */
     uint64_t *w = (uint64_t *)((uintptr_t)ptr + (requested & ~(size_t)(HWT_GRANULE - 1)));
-    uint64_t p0 = hwt_tail_pattern(key, mte_untag(w)), p1 = p0;
+    uint64_t p0 = hwt_tail_pattern(key, mte_heap_addr(w)), p1 = p0;
     if (keep) {
         /* the tail is bytes off..15: keep bytes 0..off-1 of the granule */
         if (off < 8) {
@@ -84,7 +85,7 @@ static inline __attribute__((always_inline)) bool hwt_tail_ok(const struct hwt_t
         return true;
     const uint64_t *w =
         (const uint64_t *)((uintptr_t)ptr + (requested & ~(size_t)(HWT_GRANULE - 1)));
-    uint64_t v = hwt_tail_pattern(key, mte_untag(w));
+    uint64_t v = hwt_tail_pattern(key, mte_heap_addr(w));
     /* bytes off..15 must match: part of the first word and all of the second, or part of
      * the second */
 #if HWTAG_MTE
