@@ -30,7 +30,7 @@ static uint32_t stack_id(struct hwt_tcache *tc, const uintptr_t *pcs, unsigned n
     uint32_t id;
     if (hwt_tcache_stack_find(tc, key, &id))
         return id;
-    id = hwt_stackdepot_put(tc->tid, pcs, n);
+    id = hwt_stackdepot_put_cached(&tc->depot_cache, tc->tid, pcs, n);
     if (id != 0)
         hwt_tcache_stack_put(tc, key, id);
     return id;

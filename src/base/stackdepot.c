@@ -109,8 +109,9 @@ static bool depot_ready(void)
 }
 
 /* Multiplicative mixing over the frames only, so that the same stack from two threads lands in
- * one bucket: good enough spread for return addresses, a few cycles a frame. */
-static uint32_t depot_hash(const uintptr_t *pcs, unsigned n)
+ * one bucket: good enough spread for return addresses, a few cycles a frame. 64 bits: the
+ * low 32 pick the bucket and the check bits, all of them key a thread's cache. */
+static uint64_t depot_hash(const uintptr_t *pcs, unsigned n)
 {
     uint64_t h = 0x9e3779b97f4a7c15u ^ n;
     for (unsigned i = 0; i < n; i++) {
@@ -118,7 +119,7 @@ static uint32_t depot_hash(const uintptr_t *pcs, unsigned n)
         h *= 0xff51afd7ed558ccdu;
         h ^= h >> 32;
     }
-    return (uint32_t)(h ^ (h >> 29));
+    return h ^ (h >> 29);
 }
 
 static unsigned varint_put(uint8_t *p, uint64_t v)
@@ -519,12 +520,23 @@ static uint32_t depot_insert(const struct depot_key *key, bool *added)
     return id;
 }
 
-/* Id of the DEPOT_FRAMES record of pcs[0..n), stored if new; 0 when the pool is full. */
-static uint32_t frames_put(const uintptr_t *pcs, unsigned n)
+/* Id of the DEPOT_FRAMES record of pcs[0..n), stored if new; 0 when the pool is full.
+ * cache: the calling thread's, or NULL. A cached id is of a published record, which stays. */
+static uint32_t frames_put(struct hwt_stackdepot_cache *cache, const uintptr_t *pcs, unsigned n)
 {
-    struct depot_key key = {.hash = depot_hash(pcs, n), .kind = DEPOT_FRAMES, .pcs = pcs, .n = n};
+    uint64_t hash = depot_hash(pcs, n);
+    uint64_t tag = hash | 1; /* never 0, the empty slot's */
+    unsigned i = (unsigned)(hash >> 32) & (HWT_STACKDEPOT_CACHE_SLOTS - 1);
+    if (cache && cache->slot[i].key == tag)
+        return (uint32_t)cache->slot[i].id;
+    struct depot_key key = {.hash = (uint32_t)hash, .kind = DEPOT_FRAMES, .pcs = pcs, .n = n};
     bool added;
-    return depot_insert(&key, &added);
+    uint32_t id = depot_insert(&key, &added);
+    if (cache && id != 0) {
+        cache->slot[i].key = tag;
+        cache->slot[i].id = id;
+    }
+    return id;
 }
 
 static uint32_t mix_ids(uint64_t a, uint64_t b)
@@ -535,6 +547,12 @@ static uint32_t mix_ids(uint64_t a, uint64_t b)
 
 uint32_t hwt_stackdepot_put(uint32_t tid, const uintptr_t *pcs, unsigned n)
 {
+    return hwt_stackdepot_put_cached(NULL, tid, pcs, n);
+}
+
+uint32_t hwt_stackdepot_put_cached(struct hwt_stackdepot_cache *cache, uint32_t tid,
+                                   const uintptr_t *pcs, unsigned n)
+{
     struct depot_key key = {.kind = DEPOT_STACK};
     uint32_t id;
     bool added;
@@ -543,9 +561,9 @@ uint32_t hwt_stackdepot_put(uint32_t tid, const uintptr_t *pcs, unsigned n)
         return 0;
     if (n > HWT_STACK_MAX_FRAMES)
         n = HWT_STACK_MAX_FRAMES;
-    key.head = frames_put(pcs, n < HWT_DEPOT_INLINE ? n : HWT_DEPOT_INLINE);
+    key.head = frames_put(cache, pcs, n < HWT_DEPOT_INLINE ? n : HWT_DEPOT_INLINE);
     if (n > HWT_DEPOT_INLINE)
-        key.tail = frames_put(pcs + HWT_DEPOT_INLINE, n - HWT_DEPOT_INLINE);
+        key.tail = frames_put(cache, pcs + HWT_DEPOT_INLINE, n - HWT_DEPOT_INLINE);
     if (key.head == 0 || (n > HWT_DEPOT_INLINE && key.tail == 0))
         return 0;
     key.hash = mix_ids(key.head, key.tail);

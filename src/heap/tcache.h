@@ -14,6 +14,7 @@
 #include "large.h"
 #include "size_class.h"
 #include "slab.h"
+#include "stackdepot.h"
 #include "tail.h"
 
 /* The thread's cache of recent stacks: 256 sets of two ways, 8 KiB. Its misses, python3
@@ -66,6 +67,7 @@ struct hwt_tcache {
         uint64_t key;
         uint64_t id;
     } stacks[HWT_TCACHE_STACK_WAYS][HWT_TCACHE_STACK_SETS];
+    struct hwt_stackdepot_cache depot_cache; /* behind the stacks, for their misses */
 };
 
 /* The set of tc's stack cache where a stack of key is kept: the key's top bits. */

@@ -279,6 +279,32 @@ static void test_concurrent_threads_share_frames(void **state)
     }
 }
 
+/* Through a thread's cache of frame records: the ids of uncached puts, and each stack's own
+ * frames, for stacks that share their first 4 frames and differ in the rest (or the other
+ * way round), more of them than the cache has slots. */
+static void test_cached_puts_agree_with_uncached(void **state)
+{
+    static struct hwt_stackdepot_cache cache; /* zeroed: empty */
+    uintptr_t pcs[12], out[12];
+    uint32_t tid = 0;
+
+    (void)state;
+    for (unsigned round = 0; round < 2; round++) {
+        for (unsigned i = 0; i < 3 * HWT_STACKDEPOT_CACHE_SLOTS; i++) {
+            make_stack(pcs, 12, 5000 + i % 7); /* 7 heads... */
+            make_stack(pcs + 4, 8, 6000 + i);  /* ...under many callers */
+            if (i % 3 == 0)
+                make_stack(pcs, 4, 7000 + i); /* and some heads over one caller */
+            uint32_t cached = hwt_stackdepot_put_cached(&cache, FIRST_TID, pcs, 12);
+            assert_int_not_equal(cached, 0);
+            assert_int_equal(cached, hwt_stackdepot_put(FIRST_TID, pcs, 12));
+            assert_int_equal(hwt_stackdepot_get(cached, &tid, out, 12), 12);
+            assert_int_equal(tid, FIRST_TID);
+            assert_memory_equal(out, pcs, sizeof(pcs));
+        }
+    }
+}
+
 /* Once the frame table is full, new frames are coded against the previous frame; stacks
  * stored before still read back, and so do stacks mixing both codes. */
 static void test_full_frame_table(void **state)
@@ -362,6 +388,7 @@ int main(void)
         cmocka_unit_test(test_usage_counts_stacks),
         cmocka_unit_test(test_concurrent_puts_agree),
         cmocka_unit_test(test_concurrent_threads_share_frames),
+        cmocka_unit_test(test_cached_puts_agree_with_uncached),
         cmocka_unit_test(test_full_frame_table),
         cmocka_unit_test(test_every_id_is_safe),
         cmocka_unit_test(test_full_depot_returns_zero),
