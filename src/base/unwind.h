@@ -101,7 +101,8 @@ static inline uint64_t hwt_unwind_key_step(uint64_t key, uintptr_t pc)
  * thread inside [lo, hi - 16]. A record's two words are read together; they need not be
  * aligned (user memory of the stack mapping either way). */
 static inline __attribute__((always_inline)) unsigned
-hwt_unwind_walk_key(uintptr_t fp, uintptr_t hi, unsigned max, uint64_t mul, uint64_t *key)
+hwt_unwind_walk_key(uintptr_t fp, uintptr_t hi, unsigned max, uint64_t mul, uint64_t *key,
+                    uintptr_t *pcs, unsigned *stored)
 {
     uint64_t k = *key;
     uintptr_t last = hi - 2 * sizeof(uintptr_t);
@@ -126,6 +127,10 @@ hwt_unwind_walk_key(uintptr_t fp, uintptr_t hi, unsigned max, uint64_t mul, uint
             break;
         k = hwt_unwind_key_mix(k, record.pc, mul);
         n = i + 1;
+        /* pcs: also store the addresses, without any authentication code, up to the first
+         * zero one (a walk of the general path ends there) */
+        if (pcs != NULL && *stored == i + 1 && (record.pc & HWT_UNWIND_PC_MASK) != 0)
+            pcs[(*stored)++] = record.pc & HWT_UNWIND_PC_MASK;
         if (!more)
             break;
         fp = record.next;
@@ -137,18 +142,33 @@ hwt_unwind_walk_key(uintptr_t fp, uintptr_t hi, unsigned max, uint64_t mul, uint
 /* The key of the stack from c (of max frames at most), for the allocation fast paths'
  * stack caches: c.pc, then the records from c.fp when it lies in the thread's stack
  * [lo, lo + room), room = hi - 16 - lo. Returns the number of frames. constants: a copy
- * of hwt_unwind_key_constants the caller has at hand. */
+ * of hwt_unwind_key_constants the caller has at hand. pcs: NULL, or room for max frames,
+ * where the walk stores the stack the key is of (as hwt_unwind_caller would: addresses
+ * without authentication code, up to the first zero one), and *stored their count; so a
+ * miss of the cache needs no second walk. */
+static inline __attribute__((always_inline)) unsigned
+hwt_unwind_caller_walk(struct hwt_caller c, uintptr_t lo, uintptr_t room, unsigned max,
+                       const uint64_t *constants, uint64_t *key, uintptr_t *pcs, unsigned *stored)
+{
+    uint64_t k = hwt_unwind_key_mix(constants[0], c.pc, constants[1]);
+    unsigned n = 1;
+    if (pcs != NULL) {
+        *stored = 0;
+        if ((c.pc & HWT_UNWIND_PC_MASK) != 0)
+            pcs[(*stored)++] = c.pc & HWT_UNWIND_PC_MASK;
+    }
+    if (__builtin_expect(c.fp - lo < room, 1))
+        n += hwt_unwind_walk_key(c.fp, lo + room + 2 * sizeof(uintptr_t), max - 1, constants[1], &k,
+                                 pcs, stored);
+    *key = hwt_unwind_key_end(k);
+    return n;
+}
+
 static inline __attribute__((always_inline)) unsigned
 hwt_unwind_caller_key(struct hwt_caller c, uintptr_t lo, uintptr_t room, unsigned max,
                       const uint64_t *constants, uint64_t *key)
 {
-    uint64_t k = hwt_unwind_key_mix(constants[0], c.pc, constants[1]);
-    unsigned n = 1;
-    if (__builtin_expect(c.fp - lo < room, 1))
-        n +=
-            hwt_unwind_walk_key(c.fp, lo + room + 2 * sizeof(uintptr_t), max - 1, constants[1], &k);
-    *key = hwt_unwind_key_end(k);
-    return n;
+    return hwt_unwind_caller_walk(c, lo, room, max, constants, key, NULL, NULL);
 }
 
 /* The stack of the interrupted code: pcs[0] is the faulting pc. ucontext is the
