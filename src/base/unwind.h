@@ -102,7 +102,7 @@ static inline uint64_t hwt_unwind_key_step(uint64_t key, uintptr_t pc)
  * aligned (user memory of the stack mapping either way). */
 static inline __attribute__((always_inline)) unsigned
 hwt_unwind_walk_key(uintptr_t fp, uintptr_t hi, unsigned max, uint64_t mul, uint64_t *key,
-                    uintptr_t *pcs, unsigned *stored)
+                    uintptr_t *pcs)
 {
     uint64_t k = *key;
     uintptr_t last = hi - 2 * sizeof(uintptr_t);
@@ -127,10 +127,8 @@ hwt_unwind_walk_key(uintptr_t fp, uintptr_t hi, unsigned max, uint64_t mul, uint
             break;
         k = hwt_unwind_key_mix(k, record.pc, mul);
         n = i + 1;
-        /* pcs: also store the addresses, without any authentication code, up to the first
-         * zero one (a walk of the general path ends there) */
-        if (pcs != NULL && *stored == i + 1 && (record.pc & HWT_UNWIND_PC_MASK) != 0)
-            pcs[(*stored)++] = record.pc & HWT_UNWIND_PC_MASK;
+        if (pcs != NULL) /* without any authentication code */
+            pcs[i] = record.pc & HWT_UNWIND_PC_MASK;
         if (!more)
             break;
         fp = record.next;
@@ -142,25 +140,29 @@ hwt_unwind_walk_key(uintptr_t fp, uintptr_t hi, unsigned max, uint64_t mul, uint
 /* The key of the stack from c (of max frames at most), for the allocation fast paths'
  * stack caches: c.pc, then the records from c.fp when it lies in the thread's stack
  * [lo, lo + room), room = hi - 16 - lo. Returns the number of frames. constants: a copy
- * of hwt_unwind_key_constants the caller has at hand. pcs: NULL, or room for max frames,
- * where the walk stores the stack the key is of (as hwt_unwind_caller would: addresses
- * without authentication code, up to the first zero one), and *stored their count; so a
- * miss of the cache needs no second walk. */
+ * of hwt_unwind_key_constants the caller has at hand. pcs: NULL (the fast paths), or room
+ * for max frames, where the walk also stores the stack the key is of as hwt_unwind_caller
+ * would (addresses without authentication code, up to the first zero one), and *stored
+ * their count: for a miss of the cache, without hwt_unwind_caller's look-up of the stack's
+ * bounds and its checks at each frame. */
 static inline __attribute__((always_inline)) unsigned
 hwt_unwind_caller_walk(struct hwt_caller c, uintptr_t lo, uintptr_t room, unsigned max,
                        const uint64_t *constants, uint64_t *key, uintptr_t *pcs, unsigned *stored)
 {
     uint64_t k = hwt_unwind_key_mix(constants[0], c.pc, constants[1]);
     unsigned n = 1;
-    if (pcs != NULL) {
-        *stored = 0;
-        if ((c.pc & HWT_UNWIND_PC_MASK) != 0)
-            pcs[(*stored)++] = c.pc & HWT_UNWIND_PC_MASK;
-    }
+    if (pcs != NULL)
+        pcs[0] = c.pc & HWT_UNWIND_PC_MASK;
     if (__builtin_expect(c.fp - lo < room, 1))
         n += hwt_unwind_walk_key(c.fp, lo + room + 2 * sizeof(uintptr_t), max - 1, constants[1], &k,
-                                 pcs, stored);
+                                 pcs == NULL ? NULL : pcs + 1);
     *key = hwt_unwind_key_end(k);
+    if (pcs != NULL) { /* the stack ends at its first zero address, as hwt_unwind_caller's */
+        unsigned i = 0;
+        while (i < n && pcs[i] != 0)
+            i++;
+        *stored = i;
+    }
     return n;
 }
 
