@@ -99,7 +99,8 @@ static inline uint64_t hwt_unwind_key_step(uint64_t key, uintptr_t pc)
  * when the word it holds for the next record is 0 or a record above it (hwt_unwind_caller
  * checks it alike). Returns the number of records. fp must be a record of the calling
  * thread inside [lo, hi - 16]. A record's two words are read together; they need not be
- * aligned (user memory of the stack mapping either way). */
+ * aligned (user memory of the stack mapping either way). pcs: NULL, or where the walk
+ * also stores each record's return address without authentication code (room for max). */
 static inline __attribute__((always_inline)) unsigned
 hwt_unwind_walk_key(uintptr_t fp, uintptr_t hi, unsigned max, uint64_t mul, uint64_t *key,
                     uintptr_t *pcs)
