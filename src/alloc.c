@@ -22,6 +22,16 @@
 #include "thread.h"
 #include "unwind.h"
 
+/* Depot id of pcs[0..n), a stack the thread's cache of recent stacks does not hold (key:
+ * their hash), which then holds it. tc live. */
+static uint32_t stack_add(struct hwt_tcache *tc, const uintptr_t *pcs, unsigned n, uint64_t key)
+{
+    uint32_t id = hwt_stackdepot_put_cached(&tc->depot_cache, tc->tid, pcs, n);
+    if (id != 0)
+        hwt_tcache_stack_put(tc, key, id);
+    return id;
+}
+
 /* Depot id of pcs[0..n), through the thread's cache of recent stacks (key: their hash). */
 static uint32_t stack_id(struct hwt_tcache *tc, const uintptr_t *pcs, unsigned n, uint64_t key)
 {
@@ -30,10 +40,7 @@ static uint32_t stack_id(struct hwt_tcache *tc, const uintptr_t *pcs, unsigned n
     uint32_t id;
     if (hwt_tcache_stack_find(tc, key, &id))
         return id;
-    id = hwt_stackdepot_put_cached(&tc->depot_cache, tc->tid, pcs, n);
-    if (id != 0)
-        hwt_tcache_stack_put(tc, key, id);
-    return id;
+    return stack_add(tc, pcs, n, key);
 }
 
 /* Stack of the current malloc/free from c, the entry point's caller (alloc.h),
@@ -59,9 +66,10 @@ static inline __attribute__((always_inline)) uint32_t capture_stack(struct hwt_t
         if (hwt_alloc_fast_stack(tc, c, &id))
             return id;
         if (likely(c.fp - tc->stack_lo < tc->stack_room)) {
+            /* the key the fast walk just missed with: no second look in the cache */
             hwt_unwind_caller_walk(c, tc->stack_lo, tc->stack_room, HWT_ALLOC_STACK_FRAMES,
                                    tc->stack_key_constants, &key, pcs, &n);
-            return stack_id(tc, pcs, n, key);
+            return stack_add(tc, pcs, n, key);
         }
     }
     n = hwt_unwind_caller(c, pcs, HWT_ALLOC_STACK_FRAMES, &key);

@@ -167,6 +167,7 @@ hwt_unwind_caller_walk(struct hwt_caller c, uintptr_t lo, uintptr_t room, unsign
     return n;
 }
 
+/* hwt_unwind_caller_walk for the key alone (the fast paths). */
 static inline __attribute__((always_inline)) unsigned
 hwt_unwind_caller_key(struct hwt_caller c, uintptr_t lo, uintptr_t room, unsigned max,
                       const uint64_t *constants, uint64_t *key)

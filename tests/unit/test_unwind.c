@@ -278,6 +278,38 @@ static unsigned fake_chain(unsigned at, uintptr_t next, uintptr_t pc, uint64_t *
     return n;
 }
 
+/* On a miss of the thread's stack cache the general path stores the frames with the fast
+ * paths' walk (hwt_unwind_caller_walk): the frames hwt_unwind_caller stores, also when a zero
+ * return address ends them there, and the key of the fast paths' walk, which goes on. */
+static void test_stored_walk_matches_capture(void **state)
+{
+    (void)state;
+    for (unsigned zero = 0; zero < 2; zero++) {
+        uintptr_t rec[6], lo, hi, pcs[KEY_FRAMES], got[KEY_FRAMES];
+        uint64_t key, walk, fast;
+        unsigned stored = 0;
+        rec[0] = (uintptr_t)&rec[2];
+        rec[1] = 0x4000a0;
+        rec[2] = (uintptr_t)&rec[4];
+        rec[3] = zero ? 0 : 0x4000b0;
+        rec[4] = 0;
+        rec[5] = 0x4000c0;
+        assert_true(hwt_unwind_stack_bounds((uintptr_t)rec, &lo, &hi));
+        uintptr_t room = hi - 2 * sizeof(uintptr_t) - lo;
+        struct hwt_caller c = {0x400090, (uintptr_t)rec};
+        unsigned n = hwt_unwind_caller(c, pcs, KEY_FRAMES, &key);
+        unsigned walk_n = hwt_unwind_caller_walk(c, lo, room, KEY_FRAMES, hwt_unwind_key_constants,
+                                                 &walk, got, &stored);
+        hwt_unwind_caller_key(c, lo, room, KEY_FRAMES, hwt_unwind_key_constants, &fast);
+        assert_int_equal(n, zero ? 2 : 4);
+        assert_int_equal(stored, n);
+        assert_memory_equal(got, pcs, n * sizeof(uintptr_t));
+        assert_int_equal(walk_n, 4);
+        assert_true(walk == fast);
+        sink++;
+    }
+}
+
 /* Where the caller's frame pointer points, a "record" whose next word is neither 0 nor a
  * record above it is data in the register of code built without frame pointers: its
  * "return address" is data too and leaves the stack and its key alone, whatever it holds.
@@ -405,6 +437,7 @@ int main(void)
         cmocka_unit_test(test_fast_unwind_respects_max),
         cmocka_unit_test(test_fast_unwind_in_thread),
         cmocka_unit_test(test_walk_key_matches_capture),
+        cmocka_unit_test(test_stored_walk_matches_capture),
         cmocka_unit_test(test_walk_drops_a_data_record),
         cmocka_unit_test(test_signal_unwind_from_fault),
         cmocka_unit_test(test_signal_unwind_through_leaf),
