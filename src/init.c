@@ -41,13 +41,30 @@ static void say(const char *msg)
 
 static const char *const mode_names[] = {"sync", "async", "asymm", "off"};
 
+/* One line (one write) saying why there are no tag checks, and what still works. */
+static void say_no_tag_checks(const char *why)
+{
+    static const char rest[] = ": no tag checks (double-free, invalid-free and tail checks "
+                               "still run)\n";
+    char line[192];
+    size_t n = strlen(why);
+    if (n > sizeof line - sizeof rest)
+        n = sizeof line - sizeof rest;
+    memcpy(line, why, n);
+    memcpy(line + n, rest, sizeof rest - 1);
+    hwt_os_write_all(2, line, n + sizeof rest - 1);
+}
+
 static void setup_mte(void)
 {
     if (hwt_opts.mode == HWT_MODE_OFF)
         return;
     if (!hwt_os_mte_supported()) {
-        say("hwtag: MTE is not available on this CPU or kernel; running as a plain allocator "
-            "(no tag checks)\n");
+        /* A build without the tag primitives (native) is one by choice: silent unless asked.
+         * An MTE build on a CPU or kernel without MTE did not get what it was built for. */
+        if (HWTAG_MTE || hwt_opts.verbose == HWT_ON)
+            say_no_tag_checks(HWTAG_MTE ? "hwtag: MTE is not available on this CPU or kernel"
+                                        : "hwtag: built without MTE");
         return;
     }
     int mode = hwt_opts.mode == HWT_MODE_SYNC ? 1 : hwt_opts.mode == HWT_MODE_ASYNC ? 2 : 3;
@@ -56,7 +73,7 @@ static void setup_mte(void)
             say("hwtag: asymmetric mode refused by the kernel; using sync\n");
             hwt_opts.mode = HWT_MODE_SYNC;
         } else {
-            say("hwtag: enabling MTE tag checks failed; running as a plain allocator\n");
+            say_no_tag_checks("hwtag: enabling MTE tag checks failed");
             return;
         }
     }
@@ -145,7 +162,8 @@ static void init_late(void)
     hwt_fault_install();
     if (hwt_opts.verbose == HWT_ON) {
         say("hwtag: initialized (mode=");
-        say(hwt_mte_active ? mode_names[hwt_opts.mode] : "off");
+        say(mode_names[hwt_opts.mode]);
+        say(hwt_mte_active ? ", tag checks=on" : ", tag checks=off");
         say(hwt_opts.stacktrace == HWT_ON ? ", stacktrace=on)\n" : ", stacktrace=off)\n");
     }
 }

@@ -6,45 +6,8 @@
 #
 # Usage: stats_at_exit.sh --prog PATH --lib PATH [--emulator "CMD ARGS"] [--mte 0|1]
 set -uo pipefail
-prog="" lib="" emulator="" mte=0
-while [ $# -gt 0 ]; do
-    case $1 in
-    --prog) prog=$2; shift 2 ;;
-    --lib) lib=$2; shift 2 ;;
-    --emulator) emulator=$2; shift 2 ;;
-    --mte) mte=$2; shift 2 ;;
-    *) echo "stats_at_exit.sh: unknown argument '$1'" >&2; exit 2 ;;
-    esac
-done
-while IFS= read -r var; do unset "$var"; done < <(compgen -e | grep '^HWTAG_' || true)
-work=$(mktemp -d "${TMPDIR:-/tmp}/hwtag-stats.XXXXXX")
-trap 'rm -rf "$work"' EXIT
-passed=0 failed=0
-check() {
-    local name=$1
-    shift
-    if "$@"; then echo "PASS: stats: $name"; passed=$((passed + 1));
-    else echo "FAIL: stats: $name"; failed=$((failed + 1)); echo "--- stderr:"; cat "$work/err"; fi
-}
-
-# run HOW VAR=VALUE...: the program preloaded with the variables; stderr in $work/err.
-run() {
-    local how=$1
-    shift
-    local cmd=()
-    if [ -n "$emulator" ]; then
-        read -r -a cmd <<<"$emulator"
-        cmd+=(-E "LD_PRELOAD=$lib")
-        for a in "$@"; do cmd+=(-E "$a"); done
-        cmd+=("$prog" "$how")
-    else
-        cmd=(env "LD_PRELOAD=$lib" "$@" "$prog" "$how")
-    fi
-    "${cmd[@]}" >"$work/out" 2>"$work/err"
-    status=$?
-}
-has() { grep -qE -- "$1" "${2:-$work/err}"; }
-hasnt() { ! grep -qE -- "$1" "${2:-$work/err}"; }
+name=stats
+. "$(dirname "${BASH_SOURCE[0]}")/preload_lib.sh"
 
 run return HWTAG_PRINT_STATS=on
 check "return from main: status 0" test "$status" = 0
@@ -86,5 +49,4 @@ if [ "$mte" = 1 ]; then
     check "bug: one report counted" has 'reports: 1$'
 fi
 
-echo "stats: $passed passed, $failed failed"
-[ "$failed" = 0 ]
+finish

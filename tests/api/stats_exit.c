@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* The program of stats_at_exit.sh: allocates small and large objects, then ends the way
- * argv[1] says: "return" from main, "exit", "_exit", or "bug" (a use after free read, then
- * a return from main; run it with HWTAG_FAULT=report). */
+ * argv[1] says: "return" from main, "exit", "_exit", "bug" (a use after free read, then
+ * a return from main; run it with HWTAG_FAULT=report) or "double" (a double free, then a
+ * return; HWTAG_FAULT=report too). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,6 +26,11 @@ int main(int argc, char **argv)
         free(p);
         volatile char c = p[0];
         (void)c;
+    }
+    if (strcmp(how, "double") == 0) {
+        char *volatile p = malloc(48);
+        free(p);
+        free(p);
     }
     printf("stats_exit: %s\n", how);
     fflush(stdout);
