@@ -156,6 +156,37 @@ static void test_slots_span_more_than_one_span(void **state)
     }
 }
 
+/* A class of slots above 4 KiB keeps no empty span: its spans go back to the OS as they
+ * empty. Once it has taken 64 of them back, it churns them, and keeps four. A trim gives
+ * those back too. */
+static void test_churning_class_keeps_empty_spans(void **state)
+{
+    (void)state;
+    unsigned cls = hwt_size_class_of(12000); /* no other test of this file uses it */
+    size_t span = hwt_size_class_span(cls);
+    unsigned per_span = (unsigned)(span / hwt_size_class_size(cls));
+    enum { SPANS = 6, MAX = 256 };
+    assert_true(SPANS * per_span <= MAX);
+    uintptr_t slots[MAX];
+    unsigned n = SPANS * per_span;
+    const uint64_t base = hwt_slab_mapped();
+    for (unsigned round = 0; round < 64 / SPANS + 2; round++) {
+        assert_int_equal(take_addrs(cls, slots, n), n);
+        give_addrs(cls, slots, n);
+        uint64_t kept = hwt_slab_mapped() - base;
+        if (round == 0 && kept != 0)
+            fail_msg("a class of %zu-byte slots kept %llu bytes of empty spans",
+                     hwt_size_class_size(cls), (unsigned long long)kept);
+        if (round == 64 / SPANS + 1 && kept != 4 * span)
+            fail_msg("after %u rounds of %d spans, a churning class kept %llu bytes of empty "
+                     "spans, not 4 spans of %zu",
+                     round + 1, SPANS, (unsigned long long)kept, span);
+    }
+    uint64_t before = hwt_slab_mapped();
+    hwt_slab_trim();
+    assert_true(before - hwt_slab_mapped() >= 4 * span); /* other classes' kept spans too */
+}
+
 /* One give of slots from three spans, interleaved: each span gets back exactly its own (give
  * keeps the span it looked up while the slots are in it, and looks again when they leave
  * it or when the span became empty and went back). */
@@ -504,6 +535,7 @@ int main(void)
         cmocka_unit_test(test_lookup_neighbor_walks_the_span),
         cmocka_unit_test(test_neighbours_get_different_tags),
         cmocka_unit_test(test_reused_slot_never_gets_its_old_tag),
+        cmocka_unit_test(test_churning_class_keeps_empty_spans),
     };
     return cmocka_run_group_tests(tests, group_setup, NULL);
 }
