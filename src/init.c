@@ -12,6 +12,7 @@
 #include "arch/mte.h"
 #include "altstack.h"
 #include "fault.h"
+#include "fmt.h"
 #include "history.h"
 #include "large.h"
 #include "lock.h"
@@ -44,15 +45,14 @@ static const char *const mode_names[] = {"sync", "async", "asymm", "off"};
 /* One line (one write) saying why there are no tag checks, and what still works. */
 static void say_no_tag_checks(const char *why)
 {
-    static const char rest[] = ": no tag checks (double-free, invalid-free and tail checks "
-                               "still run)\n";
-    char line[192];
-    size_t n = strlen(why);
-    if (n > sizeof line - sizeof rest)
-        n = sizeof line - sizeof rest;
-    memcpy(line, why, n);
-    memcpy(line + n, rest, sizeof rest - 1);
-    hwt_os_write_all(2, line, n + sizeof rest - 1);
+    char mem[192];
+    struct hwt_buf line;
+    hwt_fmt_init(&line, mem, sizeof mem);
+    hwt_fmt_printf(&line,
+                   "hwtag: %s: no tag checks (double-free, invalid-free and tail checks "
+                   "still run)\n",
+                   why);
+    hwt_os_write_all(2, line.data, line.len);
 }
 
 static void setup_mte(void)
@@ -63,8 +63,8 @@ static void setup_mte(void)
         /* A build without the tag primitives (native) is one by choice: silent unless asked.
          * An MTE build on a CPU or kernel without MTE did not get what it was built for. */
         if (HWTAG_MTE || hwt_opts.verbose == HWT_ON)
-            say_no_tag_checks(HWTAG_MTE ? "hwtag: MTE is not available on this CPU or kernel"
-                                        : "hwtag: built without MTE");
+            say_no_tag_checks(HWTAG_MTE ? "MTE is not available on this CPU or kernel"
+                                        : "built without MTE");
         return;
     }
     int mode = hwt_opts.mode == HWT_MODE_SYNC ? 1 : hwt_opts.mode == HWT_MODE_ASYNC ? 2 : 3;
@@ -73,7 +73,7 @@ static void setup_mte(void)
             say("hwtag: asymmetric mode refused by the kernel; using sync\n");
             hwt_opts.mode = HWT_MODE_SYNC;
         } else {
-            say_no_tag_checks("hwtag: enabling MTE tag checks failed");
+            say_no_tag_checks("enabling MTE tag checks failed");
             return;
         }
     }
@@ -161,10 +161,13 @@ static void init_late(void)
     hwt_unwind_init();
     hwt_fault_install();
     if (hwt_opts.verbose == HWT_ON) {
-        say("hwtag: initialized (mode=");
-        say(mode_names[hwt_opts.mode]);
-        say(hwt_mte_active ? ", tag checks=on" : ", tag checks=off");
-        say(hwt_opts.stacktrace == HWT_ON ? ", stacktrace=on)\n" : ", stacktrace=off)\n");
+        char mem[96];
+        struct hwt_buf line;
+        hwt_fmt_init(&line, mem, sizeof mem);
+        hwt_fmt_printf(&line, "hwtag: initialized (mode=%s, tag checks=%s, stacktrace=%s)\n",
+                       mode_names[hwt_opts.mode], hwt_mte_active ? "on" : "off",
+                       hwt_opts.stacktrace == HWT_ON ? "on" : "off");
+        hwt_os_write_all(2, line.data, line.len);
     }
 }
 
