@@ -20,10 +20,14 @@ enum { LIST_NONE, LIST_PARTIAL, LIST_EMPTY, LIST_RELEASED };
 /* Fully free spans kept committed for reuse, per class: one for classes of slots up to
  * KEEP_EMPTY_MAX_SLOT, none for bigger ones (a python3 start-up frees 8 KiB buffers now and
  * then, and each empty 64 KiB span it kept would be resident when it is done). A class that
- * has taken back KEEP_CHURN_RETAKES spans it gave away churns them: it keeps KEEP_CHURN.
- * rpmalloc's rptest (2 threads, 8..16000 B, objects handed between threads) gave back and
- * faulted in again 4582 spans: 1.48x glibc's time, 3x its page faults. python3 start-up
- * takes back 41 at most in one class. */
+ * has taken back KEEP_CHURN_RETAKES spans it gave away churns them (python3 start-up takes
+ * back 41 at most in one class): it keeps its spans committed up to the most it had in use
+ * lately (HWT_SLAB_PEAK_WINDOW), at least KEEP_CHURN of them and at most
+ * HWT_SLAB_KEEP_CHURN_MAX_BYTES. rpmalloc's rptest (2 threads, 8..16000 B, objects handed between
+ * threads) gave back and faulted in again 4582 spans: 1.48x glibc's time, 3x its page faults. With
+ * 4 kept, a producer and a consumer of 64-byte objects (xmalloc-test: up to 26 MiB queued) still
+ * gave back and faulted in a 16 KiB span 9000 times a second: 0.9-1.2x glibc's time; up to the
+ * recent peak, 250 times in 3 s: 0.6x. */
 #define KEEP_EMPTY_MAX_SLOT 4096u
 #define KEEP_CHURN 4u
 #define KEEP_CHURN_RETAKES 64u
@@ -33,9 +37,14 @@ struct central {
     struct hwt_span *partial;  /* nfree > 0 */
     struct hwt_span *empty;    /* fully free, committed spans kept for reuse, newest first */
     struct hwt_span *released; /* fully free, pages given back to the OS */
-    uint16_t nempty;           /* spans on empty */
-    uint16_t retakes;          /* released spans taken back, up to KEEP_CHURN_RETAKES */
+    uint32_t nempty;           /* spans on empty */
+    uint32_t retakes;          /* released spans taken back, up to KEEP_CHURN_RETAKES */
+    uint32_t in_use;           /* spans with a slot taken (not on empty or released) */
+    /* the most spans in use in this window of span events, and in the last one */
+    uint32_t peak_now, peak_last;
+    uint32_t events; /* spans taken into use or emptied in this window */
 } __attribute__((aligned(64)));
+_Static_assert(sizeof(struct central) == 64, "one line a class");
 
 /* From a page boundary: arena 0's lists (4 KiB) take one page, not two. */
 static struct central centrals[HWT_ARENAS][HWT_NUM_CLASSES] __attribute__((aligned(4096)));
@@ -273,6 +282,9 @@ static struct hwt_span *span_for_take_locked(struct central *c, unsigned arena, 
             return NULL;
     }
     list_push(&c->partial, s, LIST_PARTIAL);
+    if (++c->in_use > c->peak_now)
+        c->peak_now = c->in_use;
+    c->events++;
     return s;
 }
 
@@ -315,12 +327,35 @@ static void release_locked(struct central *c, struct hwt_span *s)
     list_push(&c->released, s, LIST_RELEASED);
 }
 
+/* Empty spans c keeps committed, one of them of span_size bytes (see KEEP_CHURN). */
+static unsigned keep_empty(const struct central *c, size_t span_size, uint32_t slot_size)
+{
+    if (c->retakes < KEEP_CHURN_RETAKES)
+        return slot_size <= KEEP_EMPTY_MAX_SLOT ? 1u : 0u;
+    uint32_t peak = c->peak_now > c->peak_last ? c->peak_now : c->peak_last;
+    size_t keep = peak - c->in_use;
+    if (keep > HWT_SLAB_KEEP_CHURN_MAX_BYTES / span_size)
+        keep = HWT_SLAB_KEEP_CHURN_MAX_BYTES / span_size;
+    return keep > KEEP_CHURN ? (unsigned)keep : KEEP_CHURN;
+}
+
 static void span_became_empty_locked(struct central *c, struct hwt_span *s)
 {
     list_remove(&c->partial, s);
-    unsigned keep = c->retakes >= KEEP_CHURN_RETAKES      ? KEEP_CHURN
-                    : s->slot_size <= KEEP_EMPTY_MAX_SLOT ? 1u
-                                                          : 0u;
+    c->in_use--;
+    if (++c->events >= HWT_SLAB_PEAK_WINDOW) {
+        c->peak_last = c->peak_now;
+        c->peak_now = c->in_use;
+        c->events = 0;
+    }
+    unsigned keep = keep_empty(c, s->span_size, s->slot_size);
+    /* more kept than the peak now allows: one goes back at each event, as it falls */
+    if (c->nempty > keep) {
+        struct hwt_span *kept = c->empty;
+        list_remove(&c->empty, kept);
+        c->nempty--;
+        release_locked(c, kept);
+    }
     if (c->nempty < keep) {
         list_push(&c->empty, s, LIST_EMPTY);
         c->nempty++;

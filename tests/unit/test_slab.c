@@ -10,6 +10,7 @@
 
 #include "arch/mte.h"
 #include "lookup.h"
+#include "meta.h"
 #include "init.h"
 #include "os.h"
 #include "size_class.h"
@@ -156,10 +157,26 @@ static void test_slots_span_more_than_one_span(void **state)
     }
 }
 
+/* Takes n slots of cls, or gives them back, in calls of at most 1024. */
+static void take_many(unsigned cls, uintptr_t *slots, unsigned n)
+{
+    for (unsigned i = 0; i < n; i += 1024) {
+        unsigned k = n - i < 1024 ? n - i : 1024;
+        assert_int_equal(take_addrs(cls, slots + i, k), k);
+    }
+}
+
+static void give_many(unsigned cls, const uintptr_t *slots, unsigned n)
+{
+    for (unsigned i = 0; i < n; i += 1024)
+        give_addrs(cls, slots + i, n - i < 1024 ? n - i : 1024);
+}
+
 /* A class of slots above 4 KiB keeps no empty span: its spans go back to the OS as they
- * empty. Once it has taken 64 of them back, it churns them, and keeps four. A trim gives
- * those back too. */
-static void test_churning_class_keeps_empty_spans(void **state)
+ * empty. Once it has taken 64 of them back, it churns them: it keeps as many as it had in use
+ * at its recent peak. Two windows of span events later, with one span in use at a time, it
+ * keeps four. A trim gives those back too. */
+static void test_churning_class_keeps_its_peak_of_spans(void **state)
 {
     (void)state;
     unsigned cls = hwt_size_class_of(12000); /* no other test of this file uses it */
@@ -177,14 +194,54 @@ static void test_churning_class_keeps_empty_spans(void **state)
         if (round == 0 && kept != 0)
             fail_msg("a class of %zu-byte slots kept %llu bytes of empty spans",
                      hwt_size_class_size(cls), (unsigned long long)kept);
-        if (round == 64 / SPANS + 1 && kept != 4 * span)
+        if (round == 64 / SPANS + 1 && kept != SPANS * span)
             fail_msg("after %u rounds of %d spans, a churning class kept %llu bytes of empty "
-                     "spans, not 4 spans of %zu",
-                     round + 1, SPANS, (unsigned long long)kept, span);
+                     "spans, not its peak of %d spans of %zu",
+                     round + 1, SPANS, (unsigned long long)kept, SPANS, span);
     }
+    /* one span in use at a time: 2 events a round */
+    for (unsigned round = 0; round < HWT_SLAB_PEAK_WINDOW + SPANS; round++) {
+        assert_int_equal(take_addrs(cls, slots, per_span), per_span);
+        give_addrs(cls, slots, per_span);
+        uint64_t kept = hwt_slab_mapped() - base;
+        /* past the first window's end: the peak is the last window's */
+        if (round == HWT_SLAB_PEAK_WINDOW / 2 + 64 && kept != SPANS * span)
+            fail_msg("a churning class gave back its peak's spans after %u events",
+                     2 * (round + 1));
+    }
+    uint64_t kept = hwt_slab_mapped() - base;
+    if (kept != 4 * span)
+        fail_msg("two windows after its peak, a churning class kept %llu bytes of empty spans, "
+                 "not 4 spans of %zu",
+                 (unsigned long long)kept, span);
     uint64_t before = hwt_slab_mapped();
     hwt_slab_trim();
     assert_true(before - hwt_slab_mapped() >= 4 * span); /* other classes' kept spans too */
+}
+
+/* A churning class keeps at most HWT_SLAB_KEEP_CHURN_MAX_BYTES of empty spans, whatever its
+ * peak was. */
+static void test_churning_class_keeps_a_bounded_peak(void **state)
+{
+    (void)state;
+    unsigned cls = hwt_size_class_of(HWT_SMALL_MAX); /* no other test of this file uses it */
+    size_t span = hwt_size_class_span(cls);
+    unsigned per_span = (unsigned)(span / hwt_size_class_size(cls));
+    unsigned spans = (unsigned)(HWT_SLAB_KEEP_CHURN_MAX_BYTES / span) + 8;
+    assert_true(spans >= 64); /* one round takes back enough to churn */
+    unsigned n = spans * per_span;
+    uintptr_t *slots = hwt_meta_alloc(n * sizeof(*slots), 16);
+    assert_non_null(slots);
+    const uint64_t base = hwt_slab_mapped();
+    for (unsigned round = 0; round < 3; round++) {
+        take_many(cls, slots, n);
+        give_many(cls, slots, n);
+    }
+    uint64_t kept = hwt_slab_mapped() - base;
+    if (kept != HWT_SLAB_KEEP_CHURN_MAX_BYTES)
+        fail_msg("a churning class with a peak of %u spans of %zu kept %llu bytes, not %zu", spans,
+                 span, (unsigned long long)kept, HWT_SLAB_KEEP_CHURN_MAX_BYTES);
+    hwt_slab_trim();
 }
 
 /* One give of slots from three spans, interleaved: each span gets back exactly its own (give
@@ -535,7 +592,8 @@ int main(void)
         cmocka_unit_test(test_lookup_neighbor_walks_the_span),
         cmocka_unit_test(test_neighbours_get_different_tags),
         cmocka_unit_test(test_reused_slot_never_gets_its_old_tag),
-        cmocka_unit_test(test_churning_class_keeps_empty_spans),
+        cmocka_unit_test(test_churning_class_keeps_its_peak_of_spans),
+        cmocka_unit_test(test_churning_class_keeps_a_bounded_peak),
     };
     return cmocka_run_group_tests(tests, group_setup, NULL);
 }
