@@ -10,6 +10,7 @@
 #include <sys/prctl.h>
 #include <sys/sysinfo.h>
 #include <sys/syscall.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include "arch/mte.h"
@@ -139,6 +140,26 @@ int hwt_os_gettid(void)
 int hwt_os_getpid(void)
 {
     return (int)syscall(SYS_getpid);
+}
+
+bool hwt_os_readable(uintptr_t addr, size_t len)
+{
+    /* the copy lands in one small buffer, named again by each local iovec */
+    enum { CHUNK = 512, CHUNKS = 32 };
+    char buf[CHUNK];
+    struct iovec local[CHUNKS];
+    for (unsigned i = 0; i < CHUNKS; i++)
+        local[i] = (struct iovec){buf, CHUNK};
+    long pid = hwt_os_getpid();
+    while (len > 0) {
+        size_t n = len < (size_t)CHUNK * CHUNKS ? len : (size_t)CHUNK * CHUNKS;
+        struct iovec remote = {(void *)addr, n};
+        if (syscall(SYS_process_vm_readv, pid, local, (long)CHUNKS, &remote, 1L, 0L) != (long)n)
+            return false;
+        addr += n;
+        len -= n;
+    }
+    return true;
 }
 
 /* syscall() takes longs: every int argument is widened explicitly. */

@@ -33,6 +33,10 @@ long hwt_os_write(int fd, const void *buf, size_t len);
 bool hwt_os_write_all(int fd, const void *buf, size_t len);
 int hwt_os_gettid(void);
 int hwt_os_getpid(void);
+/* Whether every byte of [addr, addr + len) is readable now, as the kernel checks it (a copy
+ * by process_vm_readv, which stops at the first page it cannot read; no signal). False too
+ * where that call is missing or forbidden (seccomp, QEMU's user mode). */
+bool hwt_os_readable(uintptr_t addr, size_t len);
 /* open(path, O_RDONLY | O_CLOEXEC), read(2) retried on EINTR, close(2). signal-safe */
 int hwt_os_open_read(const char *path);
 long hwt_os_read(int fd, void *buf, size_t len);

@@ -14,6 +14,7 @@
 
 #include "align.h"
 #include "maps.h"
+#include "os.h"
 
 /* libunwind steps through code without frame records (CFI); CMake says whether it is there
  * (Debian ships it for arm64 only). */
@@ -117,6 +118,15 @@ static struct stack_range cache_load(const struct stack_cache_entry *e)
     return seq % 2 == 0 && seq == e->seq ? v : empty;
 }
 
+/* Puts r first in the thread's cache, the entry it held second. */
+static void cache_put(struct stack_range r)
+{
+    struct stack_range older = cache_load(&stack_cache[0]);
+    if (older.hi)
+        cache_store(&stack_cache[1], older);
+    cache_store(&stack_cache[0], r);
+}
+
 /* Bounds of the readable memory around addr, an address in a live frame of this thread: a
  * cached mapping, else one read from /proc/self/maps (once per thread and stack), else the
  * page holding addr, which is mapped because the thread is using it. */
@@ -130,12 +140,8 @@ static struct stack_range stack_range_of(uintptr_t addr, bool use_cache)
             return r;
     }
     if (lookup_range(addr, &r)) {
-        if (use_cache) {
-            struct stack_range older = cache_load(&stack_cache[0]);
-            if (older.hi)
-                cache_store(&stack_cache[1], older);
-            cache_store(&stack_cache[0], r);
-        }
+        if (use_cache)
+            cache_put(r);
         return r;
     }
     r.lo = hwt_align_down(addr, HWT_MIN_PAGE);
@@ -227,9 +233,38 @@ unsigned hwt_unwind_caller(struct hwt_caller c, uintptr_t *pcs, unsigned max, ui
 const uint64_t hwt_unwind_key_constants[2] = {UINT64_C(0x9e3779b97f4a7c15),
                                               UINT64_C(0xff51afd7ed558ccd)};
 
+/* The most memory from a frame's page to the thread pointer that thread_block_range checks:
+ * a thread's first allocation is near the top of its stack, and the static TLS lies between
+ * them. Farther, /proc/self/maps is cheaper than the copy. */
+#define THREAD_BLOCK_MAX ((uintptr_t)256 << 10)
+
+/* A thread that glibc's pthread_create started has its stack and its thread pointer (the TCB,
+ * next to the static TLS) at the top of one block, a mapping of its own or the stack the
+ * program gave it: the records of addr's callers lie between addr's page and the thread
+ * pointer. When the kernel can read all of that range now, it is bounds enough, for one
+ * system call instead of a read of /proc/self/maps (mimalloc-bench's mleak, 50000 threads of
+ * one allocation each, stacks on: 2.0x glibc's time, 20% of it in the read). A frame below
+ * that page later takes the maps (stack_range_of). The main thread's thread pointer is in
+ * another mapping. */
+static bool thread_block_range(uintptr_t addr, struct stack_range *out)
+{
+    uintptr_t tp = (uintptr_t)__builtin_thread_pointer();
+    uintptr_t lo = hwt_align_down(addr, HWT_MIN_PAGE);
+    if (tp <= addr || tp - lo > THREAD_BLOCK_MAX || hwt_os_gettid() == hwt_os_getpid() ||
+        !hwt_os_readable(lo, tp - lo))
+        return false;
+    out->lo = lo;
+    out->hi = tp;
+    return true;
+}
+
 bool hwt_unwind_stack_bounds(uintptr_t addr, uintptr_t *lo, uintptr_t *hi)
 {
-    struct stack_range r = stack_range_of(addr, true);
+    struct stack_range r;
+    if (thread_block_range(addr, &r))
+        cache_put(r); /* the general walk's bounds too */
+    else
+        r = stack_range_of(addr, true);
     if (r.hi - r.lo <= HWT_MIN_PAGE)
         return false; /* the guess of the current page only */
     *lo = r.lo;

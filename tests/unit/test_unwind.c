@@ -19,6 +19,8 @@
 #include <cmocka.h>
 
 #include "arch/caller.h"
+#include "maps.h"
+#include "os.h"
 #include "symbolize.h"
 #include "unwind.h"
 
@@ -251,6 +253,98 @@ static void test_walk_key_matches_capture(void **state)
     assert_true(a.walk != t.walk);
 }
 
+/* The readable mapping holding an address, from /proc/self/maps. */
+struct mapping_of {
+    uintptr_t addr, lo, hi;
+};
+
+static bool find_mapping(const struct hwt_mapping *m, void *arg)
+{
+    struct mapping_of *q = arg;
+    if (q->addr < m->start || q->addr >= m->end)
+        return true;
+    if (m->readable) {
+        q->lo = m->start;
+        q->hi = m->end;
+    }
+    return false;
+}
+
+/* In a thread: the stack bounds from a frame must hold the frame and lie inside the
+ * readable mapping that holds it; where the kernel can check a range here, they are the
+ * thread block's (the frame's page up to the thread pointer), not the whole mapping read
+ * from /proc/self/maps. */
+static void *thread_bounds(void *arg)
+{
+    int *ok = arg;
+    uintptr_t fp = (uintptr_t)__builtin_frame_address(0);
+    uintptr_t lo = 0, hi = 0;
+    struct mapping_of m = {.addr = fp};
+    *ok = 0;
+    if (!hwt_unwind_stack_bounds(fp, &lo, &hi) || !hwt_maps_foreach(find_mapping, &m))
+        return NULL;
+    uintptr_t page = fp & ~(uintptr_t)4095;
+    bool block = hwt_os_readable(page, 1);
+    if (lo <= fp && fp < hi && m.lo <= lo && hi <= m.hi &&
+        (!block || (lo == page && hi == (uintptr_t)__builtin_thread_pointer())))
+        *ok = 1;
+    else
+        print_error("fp %#lx bounds [%#lx, %#lx) mapping [%#lx, %#lx) block check %d\n",
+                    (unsigned long)fp, (unsigned long)lo, (unsigned long)hi, (unsigned long)m.lo,
+                    (unsigned long)m.hi, block);
+    return NULL;
+}
+
+static void run_thread_bounds(pthread_attr_t *attr, const char *what)
+{
+    pthread_t t;
+    int ok = 0;
+    assert_int_equal(pthread_create(&t, attr, thread_bounds, &ok), 0);
+    assert_int_equal(pthread_join(t, NULL), 0);
+    if (!ok)
+        fail_msg("thread with %s: wrong stack bounds", what);
+}
+
+static void test_thread_stack_bounds(void **state)
+{
+    (void)state;
+    pthread_attr_t attr;
+    run_thread_bounds(NULL, "the default stack");
+    assert_int_equal(pthread_attr_init(&attr), 0);
+    assert_int_equal(pthread_attr_setstacksize(&attr, 256 << 10), 0);
+    assert_int_equal(pthread_attr_setguardsize(&attr, 0), 0);
+    run_thread_bounds(&attr, "a small stack and no guard");
+    size_t size = 1 << 20;
+    void *stack = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    assert_true(stack != MAP_FAILED);
+    assert_int_equal(pthread_attr_setstack(&attr, stack, size), 0);
+    run_thread_bounds(&attr, "a stack of the program's");
+    assert_int_equal(pthread_attr_destroy(&attr), 0);
+    munmap(stack, size);
+}
+
+/* The kernel's readability check: a stack page is, a PROT_NONE page and a range that runs
+ * into one are not. */
+static void test_readable_stops_at_unreadable_page(void **state)
+{
+    (void)state;
+    char *m = mmap(NULL, 3 * 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    assert_true(m != MAP_FAILED);
+    assert_int_equal(mprotect(m + 2 * 4096, 4096, PROT_NONE), 0);
+    if (!hwt_os_readable((uintptr_t)m, 4096)) {
+        /* QEMU's user mode has no process_vm_readv: nothing is ever readable to it */
+        assert_false(hwt_os_readable((uintptr_t)m + 2 * 4096, 1));
+    } else {
+        assert_true(hwt_os_readable((uintptr_t)m, 2 * 4096));
+        assert_true(hwt_os_readable((uintptr_t)m + 100, 2 * 4096 - 100));
+        assert_false(hwt_os_readable((uintptr_t)m + 2 * 4096, 1));
+        assert_false(hwt_os_readable((uintptr_t)m + 4096, 2 * 4096));
+        /* a range longer than one copy */
+        assert_false(hwt_os_readable((uintptr_t)m, 64 << 10));
+    }
+    munmap(m, 3 * 4096);
+}
+
 /* The stack from c = {0x400090, rec}, rec a chain of three records of which the one at index
  * at holds next and pc (the others link up, the last ends with 0): both walks give n frames
  * and one key. */
@@ -437,6 +531,8 @@ int main(void)
         cmocka_unit_test(test_fast_unwind_respects_max),
         cmocka_unit_test(test_fast_unwind_in_thread),
         cmocka_unit_test(test_walk_key_matches_capture),
+        cmocka_unit_test(test_thread_stack_bounds),
+        cmocka_unit_test(test_readable_stops_at_unreadable_page),
         cmocka_unit_test(test_stored_walk_matches_capture),
         cmocka_unit_test(test_walk_drops_a_data_record),
         cmocka_unit_test(test_signal_unwind_from_fault),
