@@ -31,6 +31,13 @@ enum { LIST_NONE, LIST_PARTIAL, LIST_EMPTY, LIST_RELEASED };
 #define KEEP_EMPTY_MAX_SLOT 4096u
 #define KEEP_CHURN 4u
 #define KEEP_CHURN_RETAKES 64u
+/* Once an arena's classes have taken back KEEP_CHURN_ARENA_RETAKES spans together, a class of
+ * it churns from KEEP_CHURN_JOIN_RETAKES: rptest spreads its churn over some 40 classes an
+ * arena, and 64 take-backs each gave back 2613 spans and faulted 2290 in again (27k faults,
+ * glibc 14k); with this rule 978 and 956 (14.6k faults). python3 start-up takes back 68 in
+ * all. */
+#define KEEP_CHURN_ARENA_RETAKES 256u
+#define KEEP_CHURN_JOIN_RETAKES 8u
 
 struct central {
     struct hwt_lock lock;
@@ -50,6 +57,8 @@ _Static_assert(sizeof(struct central) == 64, "one line a class");
 static struct central centrals[HWT_ARENAS][HWT_NUM_CLASSES] __attribute__((aligned(4096)));
 
 static struct hwt_lock heap_lock = HWT_LOCK_INIT;
+/* released spans taken back by each arena's classes, up to KEEP_CHURN_ARENA_RETAKES (atomic) */
+static uint32_t arena_retakes[HWT_ARENAS];
 struct hwt_region hwt_slab_regions[HWT_MAX_REGIONS];
 uint32_t hwt_slab_region_count;
 struct hwt_span **hwt_slab_regmap[(size_t)1 << HWT_REGMAP_BITS];
@@ -274,6 +283,8 @@ static struct hwt_span *span_for_take_locked(struct central *c, unsigned arena, 
         list_remove(&c->released, s);
         if (c->retakes < KEEP_CHURN_RETAKES)
             c->retakes++;
+        if (__atomic_load_n(&arena_retakes[arena], __ATOMIC_RELAXED) < KEEP_CHURN_ARENA_RETAKES)
+            __atomic_add_fetch(&arena_retakes[arena], 1, __ATOMIC_RELAXED);
         hwt_tag_range(s->base, s->span_size, HWT_TAG_FREE, false);
         __atomic_add_fetch(&heap_mapped_bytes, s->span_size, __ATOMIC_RELAXED);
     } else {
@@ -327,10 +338,20 @@ static void release_locked(struct central *c, struct hwt_span *s)
     list_push(&c->released, s, LIST_RELEASED);
 }
 
-/* Empty spans c keeps committed, one of them of span_size bytes (see KEEP_CHURN). */
-static unsigned keep_empty(const struct central *c, size_t span_size, uint32_t slot_size)
+/* Whether c, a class of arena, churns its spans (see KEEP_CHURN). */
+static bool churning(const struct central *c, unsigned arena)
 {
-    if (c->retakes < KEEP_CHURN_RETAKES)
+    return c->retakes >= KEEP_CHURN_RETAKES ||
+           (c->retakes >= KEEP_CHURN_JOIN_RETAKES &&
+            __atomic_load_n(&arena_retakes[arena], __ATOMIC_RELAXED) >= KEEP_CHURN_ARENA_RETAKES);
+}
+
+/* Empty spans c, a class of arena, keeps committed, one of them of span_size bytes (see
+ * KEEP_CHURN). */
+static unsigned keep_empty(const struct central *c, unsigned arena, size_t span_size,
+                           uint32_t slot_size)
+{
+    if (!churning(c, arena))
         return slot_size <= KEEP_EMPTY_MAX_SLOT ? 1u : 0u;
     uint32_t peak = c->peak_now > c->peak_last ? c->peak_now : c->peak_last;
     size_t keep = peak - c->in_use;
@@ -348,7 +369,7 @@ static void span_became_empty_locked(struct central *c, struct hwt_span *s)
         c->peak_now = c->in_use;
         c->events = 0;
     }
-    unsigned keep = keep_empty(c, s->span_size, s->slot_size);
+    unsigned keep = keep_empty(c, s->arena, s->span_size, s->slot_size);
     /* more kept than the peak now allows: one goes back at each event, as it falls */
     if (c->nempty > keep) {
         struct hwt_span *kept = c->empty;

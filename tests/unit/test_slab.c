@@ -244,6 +244,44 @@ static void test_churning_class_keeps_a_bounded_peak(void **state)
     hwt_slab_trim();
 }
 
+/* Once the arena's classes have taken back 256 spans together, a class churns from its
+ * eighth take-back: it keeps its peak of spans after 2 rounds of 6, not after 64 take-backs. */
+static void test_churning_arena_makes_a_class_churn_sooner(void **state)
+{
+    (void)state;
+    /* no other test of this file uses these classes */
+    unsigned big = hwt_size_class_of(14000), cls = hwt_size_class_of(10000);
+    assert_true(big != cls && hwt_size_class_size(big) > 4096 && hwt_size_class_size(cls) > 4096);
+    unsigned big_per_span = (unsigned)(hwt_size_class_span(big) / hwt_size_class_size(big));
+    unsigned big_n = 260 * big_per_span;
+    uintptr_t *many = hwt_meta_alloc(big_n * sizeof(*many), 16);
+    assert_non_null(many);
+    /* 260 spans given back, then taken back: the arena's 256 */
+    take_many(big, many, big_n);
+    give_many(big, many, big_n);
+    take_many(big, many, big_n);
+    give_many(big, many, big_n);
+    hwt_slab_trim();
+
+    size_t span = hwt_size_class_span(cls);
+    unsigned per_span = (unsigned)(span / hwt_size_class_size(cls));
+    enum { SPANS = 6, MAX = 256 };
+    assert_true(SPANS * per_span <= MAX);
+    uintptr_t slots[MAX];
+    unsigned n = SPANS * per_span;
+    const uint64_t base = hwt_slab_mapped();
+    for (unsigned round = 0; round < 3; round++) {
+        assert_int_equal(take_addrs(cls, slots, n), n);
+        give_addrs(cls, slots, n);
+    }
+    uint64_t kept = hwt_slab_mapped() - base;
+    if (kept != SPANS * span)
+        fail_msg("after 12 take-backs in a churning arena, a class kept %llu bytes of empty "
+                 "spans, not its peak of %d spans of %zu",
+                 (unsigned long long)kept, SPANS, span);
+    hwt_slab_trim();
+}
+
 /* One give of slots from three spans, interleaved: each span gets back exactly its own (give
  * keeps the span it looked up while the slots are in it, and looks again when they leave
  * it or when the span became empty and went back). */
@@ -594,6 +632,7 @@ int main(void)
         cmocka_unit_test(test_reused_slot_never_gets_its_old_tag),
         cmocka_unit_test(test_churning_class_keeps_its_peak_of_spans),
         cmocka_unit_test(test_churning_class_keeps_a_bounded_peak),
+        cmocka_unit_test(test_churning_arena_makes_a_class_churn_sooner),
     };
     return cmocka_run_group_tests(tests, group_setup, NULL);
 }
