@@ -172,6 +172,22 @@ static void give_many(unsigned cls, const uintptr_t *slots, unsigned n)
         give_addrs(cls, slots + i, n - i < 1024 ? n - i : 1024);
 }
 
+/* Takes CHURN_SPANS spans' worth of cls's slots and gives them back, rounds times; kept[i]:
+ * the bytes mapped above base after round i. */
+enum { CHURN_SPANS = 6, CHURN_MAX = 256, CHURN_ROUNDS_MAX = 16 };
+static void churn_rounds(unsigned cls, unsigned rounds, uint64_t base, uint64_t *kept)
+{
+    unsigned per_span = (unsigned)(hwt_size_class_span(cls) / hwt_size_class_size(cls));
+    unsigned n = CHURN_SPANS * per_span;
+    uintptr_t slots[CHURN_MAX];
+    assert_true(n <= CHURN_MAX && rounds <= CHURN_ROUNDS_MAX);
+    for (unsigned round = 0; round < rounds; round++) {
+        assert_int_equal(take_addrs(cls, slots, n), n);
+        give_addrs(cls, slots, n);
+        kept[round] = hwt_slab_mapped() - base;
+    }
+}
+
 /* A class of slots above 4 KiB keeps no empty span: its spans go back to the OS as they
  * empty. Once it has taken 64 of them back, it churns them: it keeps as many as it had in use
  * at its recent peak. Two windows of span events later, with one span in use at a time, it
@@ -182,23 +198,18 @@ static void test_churning_class_keeps_its_peak_of_spans(void **state)
     unsigned cls = hwt_size_class_of(12000); /* no other test of this file uses it */
     size_t span = hwt_size_class_span(cls);
     unsigned per_span = (unsigned)(span / hwt_size_class_size(cls));
-    enum { SPANS = 6, MAX = 256 };
-    assert_true(SPANS * per_span <= MAX);
-    uintptr_t slots[MAX];
-    unsigned n = SPANS * per_span;
+    enum { SPANS = CHURN_SPANS, ROUNDS = 64 / CHURN_SPANS + 2 };
+    uintptr_t slots[CHURN_MAX];
+    uint64_t kept_after[ROUNDS];
     const uint64_t base = hwt_slab_mapped();
-    for (unsigned round = 0; round < 64 / SPANS + 2; round++) {
-        assert_int_equal(take_addrs(cls, slots, n), n);
-        give_addrs(cls, slots, n);
-        uint64_t kept = hwt_slab_mapped() - base;
-        if (round == 0 && kept != 0)
-            fail_msg("a class of %zu-byte slots kept %llu bytes of empty spans",
-                     hwt_size_class_size(cls), (unsigned long long)kept);
-        if (round == 64 / SPANS + 1 && kept != SPANS * span)
-            fail_msg("after %u rounds of %d spans, a churning class kept %llu bytes of empty "
-                     "spans, not its peak of %d spans of %zu",
-                     round + 1, SPANS, (unsigned long long)kept, SPANS, span);
-    }
+    churn_rounds(cls, ROUNDS, base, kept_after);
+    if (kept_after[0] != 0)
+        fail_msg("a class of %zu-byte slots kept %llu bytes of empty spans",
+                 hwt_size_class_size(cls), (unsigned long long)kept_after[0]);
+    if (kept_after[ROUNDS - 1] != SPANS * span)
+        fail_msg("after %u rounds of %d spans, a churning class kept %llu bytes of empty "
+                 "spans, not its peak of %d spans of %zu",
+                 ROUNDS, SPANS, (unsigned long long)kept_after[ROUNDS - 1], SPANS, span);
     /* one span in use at a time: 2 events a round */
     for (unsigned round = 0; round < HWT_SLAB_PEAK_WINDOW + SPANS; round++) {
         assert_int_equal(take_addrs(cls, slots, per_span), per_span);
@@ -264,21 +275,12 @@ static void test_churning_arena_makes_a_class_churn_sooner(void **state)
     hwt_slab_trim();
 
     size_t span = hwt_size_class_span(cls);
-    unsigned per_span = (unsigned)(span / hwt_size_class_size(cls));
-    enum { SPANS = 6, MAX = 256 };
-    assert_true(SPANS * per_span <= MAX);
-    uintptr_t slots[MAX];
-    unsigned n = SPANS * per_span;
-    const uint64_t base = hwt_slab_mapped();
-    for (unsigned round = 0; round < 3; round++) {
-        assert_int_equal(take_addrs(cls, slots, n), n);
-        give_addrs(cls, slots, n);
-    }
-    uint64_t kept = hwt_slab_mapped() - base;
-    if (kept != SPANS * span)
+    uint64_t kept[3];
+    churn_rounds(cls, 3, hwt_slab_mapped(), kept);
+    if (kept[2] != CHURN_SPANS * span)
         fail_msg("after 12 take-backs in a churning arena, a class kept %llu bytes of empty "
                  "spans, not its peak of %d spans of %zu",
-                 (unsigned long long)kept, SPANS, span);
+                 (unsigned long long)kept[2], CHURN_SPANS, span);
     hwt_slab_trim();
 }
 
