@@ -27,7 +27,7 @@ enum { LIST_NONE, LIST_PARTIAL, LIST_EMPTY, LIST_RELEASED };
  * threads) gave back and faulted in again 4582 spans: 1.48x glibc's time, 3x its page faults. With
  * 4 kept, a producer and a consumer of 64-byte objects (xmalloc-test: up to 26 MiB queued) still
  * gave back and faulted in a 16 KiB span 9000 times a second: 0.9-1.2x glibc's time; up to the
- * recent peak, 250 times in 3 s: 0.6x. */
+ * recent peak, 280 times in 3 s: 0.6x. */
 #define KEEP_EMPTY_MAX_SLOT 4096u
 #define KEEP_CHURN 4u
 #define KEEP_CHURN_RETAKES 64u

@@ -198,7 +198,7 @@ static inline uint32_t hwt_slab_index(const struct hwt_span *s, uintptr_t addr)
 /* A class that churns spans keeps them committed up to the most it had in use within the
  * last one to two windows of this many span events (a span taken into use or emptied): a
  * few seconds of the busiest churn measured natively (xmalloc-test: 4096 events left it
- * giving back 1700 spans a second, 65536 events 90). A program that stops churning gets the
+ * giving back 3000 spans a second, 65536 events 90). A program that stops churning gets the
  * pages back as its later events close the windows, or at once from malloc_trim. */
 #define HWT_SLAB_PEAK_WINDOW 65536u
 /* ... and keeps at most this many bytes of them empty, per class and arena */
