@@ -4,6 +4,7 @@
 #include "init.h"
 
 #include <pthread.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/single_threaded.h>
@@ -42,17 +43,23 @@ static void say(const char *msg)
 
 static const char *const mode_names[] = {"sync", "async", "asymm", "off"};
 
-/* One line (one write) saying why there are no tag checks, and what still works. */
-static void say_no_tag_checks(const char *why)
+/* One formatted line on stderr, in one write. */
+__attribute__((format(printf, 1, 2))) static void sayf(const char *fmt, ...)
 {
     char mem[192];
     struct hwt_buf line;
+    va_list ap;
     hwt_fmt_init(&line, mem, sizeof mem);
-    hwt_fmt_printf(&line,
-                   "hwtag: %s: no tag checks (double-free, invalid-free and tail checks "
-                   "still run)\n",
-                   why);
+    va_start(ap, fmt);
+    hwt_fmt_vprintf(&line, fmt, ap);
+    va_end(ap);
     hwt_os_write_all(2, line.data, line.len);
+}
+
+/* One line saying why there are no tag checks, and what still works. */
+static void say_no_tag_checks(const char *why)
+{
+    sayf("hwtag: %s: no tag checks (double-free, invalid-free and tail checks still run)\n", why);
 }
 
 static void setup_mte(void)
@@ -161,13 +168,9 @@ static void init_late(void)
     hwt_unwind_init();
     hwt_fault_install();
     if (hwt_opts.verbose == HWT_ON) {
-        char mem[96];
-        struct hwt_buf line;
-        hwt_fmt_init(&line, mem, sizeof mem);
-        hwt_fmt_printf(&line, "hwtag: initialized (mode=%s, tag checks=%s, stacktrace=%s)\n",
-                       mode_names[hwt_opts.mode], hwt_mte_active ? "on" : "off",
-                       hwt_opts.stacktrace == HWT_ON ? "on" : "off");
-        hwt_os_write_all(2, line.data, line.len);
+        sayf("hwtag: initialized (mode=%s, tag checks=%s, stacktrace=%s)\n",
+             mode_names[hwt_opts.mode], hwt_mte_active ? "on" : "off",
+             hwt_opts.stacktrace == HWT_ON ? "on" : "off");
     }
 }
 

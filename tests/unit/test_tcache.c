@@ -1,13 +1,16 @@
 /* SPDX-License-Identifier: MIT */
 /* The thread cache's stack cache: two ways a set, so two stacks whose keys fall in one set
- * (a loop's malloc and free sites) are both kept. */
+ * (a loop's malloc and free sites) are both kept. A new cache's stack bounds. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
 #include <stdint.h>
 #include <string.h>
 #include <cmocka.h>
+#include <pthread.h>
 
+#include "init.h"
+#include "options.h"
 #include "tcache.h"
 
 static struct hwt_tcache tc; /* zeroed: an empty stack cache */
@@ -56,11 +59,48 @@ static void test_third_stack_evicts_the_oldest(void **state)
     assert_int_equal(id, 99);
 }
 
+/* A new thread's cache: its stack bounds, which only a cache that captures stacks looks up
+ * (/proc/self/maps for some threads). */
+static void *new_cache_bounds(void *arg)
+{
+    uintptr_t *room = arg;
+    struct hwt_tcache *c = hwt_tcache_create();
+    assert_non_null(c);
+    room[0] = c->stack_lo;
+    room[1] = c->stack_room;
+    hwt_tcache_exit(c);
+    return NULL;
+}
+
+static void cache_bounds_with(enum hwt_onoff stacks, uintptr_t *room)
+{
+    enum hwt_onoff was = hwt_opts.stacktrace;
+    pthread_t t;
+    hwt_opts.stacktrace = stacks;
+    assert_int_equal(pthread_create(&t, NULL, new_cache_bounds, room), 0);
+    assert_int_equal(pthread_join(t, NULL), 0);
+    hwt_opts.stacktrace = was;
+}
+
+static void test_stack_bounds_only_when_stacks_are_captured(void **state)
+{
+    (void)state;
+    uintptr_t on[2], off[2];
+    hwt_init_ensure();
+    cache_bounds_with(HWT_ON, on);
+    cache_bounds_with(HWT_OFF, off);
+    assert_true(on[0] != 0 && on[1] != 0);
+    if (off[0] != 0 || off[1] != 0)
+        fail_msg("a cache without stacks looked its stack's bounds up: [%#lx, +%#lx)",
+                 (unsigned long)off[0], (unsigned long)off[1]);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_two_stacks_of_one_set_both_stay),
         cmocka_unit_test(test_third_stack_evicts_the_oldest),
+        cmocka_unit_test(test_stack_bounds_only_when_stacks_are_captured),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
