@@ -238,8 +238,11 @@ void *hwt_large_alloc(size_t size, size_t align, bool zero, uint32_t stack,
     struct hwt_large *l = take_mapping(need, size, usable, align, mte, stash, &fresh);
     if (l == NULL)
         return NULL;
+    /* the caller's zeros must survive the tail write in the last granule, however they
+     * came about; only the zeroing itself is skipped for fresh (zero) anonymous memory */
+    bool keep = zero;
     if (fresh)
-        zero = false; /* fresh anonymous memory is zero */
+        zero = false;
     /* A cached mapping keeps its start, so exclude the tag it had: a stale pointer to it
      * must fault. */
     uint16_t exclude = l->sampled ? HWT_TAG_BIT(l->tag) : 0;
@@ -263,7 +266,7 @@ void *hwt_large_alloc(size_t size, size_t align, bool zero, uint32_t stack,
     }
     HWT_COUNT(live_bytes, (int64_t)usable);
     void *ptr = mte_with_tag(l->start, tag);
-    hwt_tail_write(ptr, size, zero);
+    hwt_tail_write(ptr, size, keep);
     return ptr;
 }
 
