@@ -52,6 +52,15 @@ static inline __attribute__((always_inline)) struct hwt_caller leaf_caller(void)
 #define LEAF_CALLER() ENTRY_CALLER()
 #endif
 
+/* errno after a call: as the program left it on success (the allocator's own system calls
+ * may fail on the way, e.g. a thread's first call reading its stack's bounds under qemu,
+ * which has no process_vm_readv), ENOMEM on failure, as glibc sets it. */
+static inline void *outcome(void *p, int saved)
+{
+    errno = p != NULL ? saved : ENOMEM;
+    return p;
+}
+
 /* malloc's and calloc's way past their inlined fast paths: another cache copy, then the
  * general path. Out of line and reached by a tail call, so that the entry points keep no
  * value across a call. */
@@ -60,14 +69,10 @@ static __attribute__((noinline)) void *alloc_general(size_t size, bool zero, str
     void *p = hwt_alloc_fast_malloc_other(size, zero, c);
     if (p != NULL)
         return p;
-    if (unlikely(size > MAX_REQUEST)) {
-        errno = ENOMEM; /* glibc: malloc(SIZE_MAX) -> NULL, ENOMEM */
-        return NULL;
-    }
-    p = hwt_alloc(size, HWT_GRANULE, zero, c);
-    if (unlikely(p == NULL))
-        errno = ENOMEM;
-    return p;
+    if (unlikely(size > MAX_REQUEST))
+        return outcome(NULL, 0); /* glibc: malloc(SIZE_MAX) -> NULL, ENOMEM */
+    int saved = errno;
+    return outcome(hwt_alloc(size, HWT_GRANULE, zero, c), saved);
 }
 
 LEAF_ENTRY void *malloc(size_t size)
@@ -79,10 +84,14 @@ LEAF_ENTRY void *malloc(size_t size)
     return alloc_general(size, false, c);
 }
 
+/* POSIX.1-2024: free leaves errno alone. */
 static __attribute__((noinline)) void free_general(void *ptr, struct hwt_caller c)
 {
-    if (!hwt_alloc_fast_free_other(ptr, c))
-        hwt_alloc_free(ptr, c);
+    if (hwt_alloc_fast_free_other(ptr, c))
+        return;
+    int saved = errno;
+    hwt_alloc_free(ptr, c);
+    errno = saved;
 }
 
 LEAF_ENTRY void free(void *ptr)
@@ -121,9 +130,11 @@ EXPORT void *realloc(void *ptr, size_t size)
         return NULL;
     }
     bool bad;
+    int saved = errno;
     void *p = hwt_alloc_realloc(ptr, size, &bad, ENTRY_CALLER());
-    if (unlikely(p == NULL))
-        errno = bad ? EINVAL : ENOMEM;
+    outcome(p, saved);
+    if (unlikely(p == NULL && bad))
+        errno = EINVAL;
     return p;
 }
 
@@ -142,20 +153,31 @@ static bool valid_alignment(size_t align)
     return align != 0 && (align & (align - 1)) == 0;
 }
 
-/* Inlined into each entry point, whose caller it is given. */
+/* Inlined into each entry point, whose caller it is given. align: a power of two. saved:
+ * errno as the program called. */
 static inline __attribute__((always_inline)) void *aligned(size_t align, size_t size,
-                                                           struct hwt_caller c)
+                                                           struct hwt_caller c, int saved)
 {
-    if (unlikely(size > MAX_REQUEST || align > MAX_REQUEST)) {
-        errno = ENOMEM;
-        return NULL;
-    }
+    if (unlikely(size > MAX_REQUEST || align > MAX_REQUEST))
+        return outcome(NULL, saved);
     if (align < HWT_GRANULE)
         align = HWT_GRANULE;
-    void *p = hwt_alloc(size, align, false, c);
-    if (unlikely(p == NULL))
-        errno = ENOMEM;
-    return p;
+    return outcome(hwt_alloc(size, align, false, c), saved);
+}
+
+/* glibc 2.36's memalign and aligned_alloc: an alignment that is not a power of two is
+ * rounded up to the next one; beyond the largest power of two, EINVAL. */
+static inline __attribute__((always_inline)) void *aligned_any(size_t align, size_t size,
+                                                               struct hwt_caller c)
+{
+    int saved = errno;
+    if (unlikely(align > MAX_REQUEST + 1)) {
+        errno = EINVAL;
+        return NULL;
+    }
+    if (!valid_alignment(align))
+        align = align <= HWT_GRANULE ? HWT_GRANULE : (size_t)2 << (63 - __builtin_clzll(align));
+    return aligned(align, size, c, saved);
 }
 
 EXPORT int posix_memalign(void **out, size_t align, size_t size)
@@ -163,56 +185,49 @@ EXPORT int posix_memalign(void **out, size_t align, size_t size)
     /* POSIX: a power of two multiple of sizeof(void *), else EINVAL; *out untouched */
     if (!valid_alignment(align) || align % sizeof(void *) != 0)
         return EINVAL;
-    int saved = errno;
-    void *p = aligned(align, size, ENTRY_CALLER());
-    if (p == NULL) {
-        errno = saved;
+    /* glibc sets errno to ENOMEM too on failure; on success it is left alone */
+    void *p = aligned(align, size, ENTRY_CALLER(), errno);
+    if (p == NULL)
         return ENOMEM;
-    }
     *out = p;
     return 0;
 }
 
 EXPORT void *aligned_alloc(size_t align, size_t size)
 {
-    /* glibc 2.36 accepts any power of two; others get EINVAL */
-    if (!valid_alignment(align)) {
-        errno = EINVAL;
-        return NULL;
-    }
-    return aligned(align, size, ENTRY_CALLER());
+    /* glibc 2.36 is memalign here: C11's size rule (a multiple of align) is not enforced */
+    return aligned_any(align, size, ENTRY_CALLER());
 }
 
 EXPORT void *memalign(size_t align, size_t size)
 {
-    if (!valid_alignment(align)) {
-        errno = EINVAL;
-        return NULL;
-    }
-    return aligned(align, size, ENTRY_CALLER());
+    return aligned_any(align, size, ENTRY_CALLER());
 }
 
 EXPORT void *valloc(size_t size)
 {
+    int saved = errno;
     hwt_init_ensure();
-    return aligned(hwt_os_page_size, size, ENTRY_CALLER());
+    return aligned(hwt_os_page_size, size, ENTRY_CALLER(), saved);
 }
 
 EXPORT void *pvalloc(size_t size)
 {
+    int saved = errno;
     hwt_init_ensure();
-    if (size > MAX_REQUEST) {
-        errno = ENOMEM;
-        return NULL;
-    }
+    if (size > MAX_REQUEST)
+        return outcome(NULL, saved);
     /* glibc: rounds up to whole pages; pvalloc(0) gives one page */
     size_t rounded = hwt_align_up(size == 0 ? 1 : size, hwt_os_page_size);
-    return aligned(hwt_os_page_size, rounded, ENTRY_CALLER());
+    return aligned(hwt_os_page_size, rounded, ENTRY_CALLER(), saved);
 }
 
 EXPORT size_t malloc_usable_size(void *ptr)
 {
-    return hwt_alloc_usable(ptr);
+    int saved = errno;
+    size_t n = hwt_alloc_usable(ptr);
+    errno = saved;
+    return n;
 }
 
 /* C23 declares these in <stdlib.h>; glibc 2.36's headers predate them. */
@@ -326,8 +341,11 @@ EXPORT int malloc_info(int options, FILE *fp)
 EXPORT int malloc_trim(size_t pad)
 {
     (void)pad;
+    int saved = errno;
     hwt_init_ensure();
-    return hwt_trim() > 0;
+    int released = hwt_trim() > 0;
+    errno = saved;
+    return released;
 }
 
 /* The tuning knobs whose meaning libhwtag's own policy already covers are accepted and

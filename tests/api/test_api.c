@@ -359,9 +359,31 @@ static void test_alignment_functions(void **state)
     assert_int_equal(posix_memalign(&p, 0, 10), EINVAL);
     assert_int_equal(posix_memalign(&p, 4, 10), EINVAL); /* not a multiple of sizeof(void*) */
     assert_ptr_equal(p, (void *)1);
+    /* glibc 2.36: memalign and aligned_alloc round an alignment up to a power of two, and
+     * only one past the largest power of two is EINVAL */
+    static const size_t odd[] = {0, 1, 3, 24, 100, 4097};
+    for (size_t i = 0; i < sizeof(odd) / sizeof(odd[0]); i++) {
+        size_t want = 16;
+        while (want < odd[i])
+            want <<= 1;
+        p = aligned_alloc(odd[i], 100);
+        assert_non_null(p);
+        assert_int_equal(addr_of(p) % want, 0);
+        free(p);
+        p = memalign(odd[i], 100);
+        assert_non_null(p);
+        assert_int_equal(addr_of(p) % want, 0);
+        free(p);
+    }
     errno = 0;
-    assert_null(aligned_alloc(24, 100));
+    assert_null(aligned_alloc(((size_t)1 << 63) + 1, 100));
     assert_int_equal(errno, EINVAL);
+    errno = 0;
+    assert_null(memalign(SIZE_MAX, 100));
+    assert_int_equal(errno, EINVAL);
+    errno = 0;
+    assert_null(memalign((size_t)1 << 63, 100));
+    assert_int_equal(errno, ENOMEM);
     for (size_t align = 8; align <= (1 << 16); align <<= 1) {
         static const size_t sizes[] = {1, 24, 100, 4000, 20000, 70000};
         for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
