@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: MIT */
-/* Fuzzes the allocator core with random sequences of malloc, calloc, free, realloc and
- * memalign against a model of every live object's contents: nothing may be lost, no object
- * may overlap another, usable sizes and alignments hold, and the core's own checks
- * (HWT_CHECK, the tail check) never fire on a correct sequence. */
+/* Fuzzes the allocator core with the contract of tests/common/contract.h: random sequences of
+ * malloc, calloc, realloc, reallocarray, the aligned allocations, free and the usable size,
+ * every byte of every live object checked, no overlap, alignment and usable sizes held, and
+ * the core's own checks (HWT_CHECK, the tail check) never firing on a correct sequence. The
+ * entry points are the core's (ASan owns malloc in this build); the libc names' own rules
+ * (overflow, errno) are the api test's. Each step takes 24 bytes of the input. */
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -10,130 +12,127 @@
 #include <string.h>
 
 #include "alloc.h"
+#include "common/contract.h"
 #include "init.h"
+#include "os.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-#define LIVE_MAX 64
-#define FILL_MAX 4096 /* bytes of each object filled and checked */
+#define CALLER() hwt_caller_of_record((uintptr_t)__builtin_frame_address(0))
 
-struct live {
-    unsigned char *ptr;
-    size_t size;
-    unsigned char fill;
-};
-
-#define CHECK(cond)                                                                                \
-    do {                                                                                           \
-        if (!(cond)) {                                                                             \
-            fprintf(stderr, "fuzz_heap: %s (%s:%d)\n", #cond, __FILE__, __LINE__);                 \
-            abort();                                                                               \
-        }                                                                                          \
-    } while (0)
-
-static size_t checked(size_t size)
+static void *core_malloc(size_t n)
 {
-    return size < FILL_MAX ? size : FILL_MAX;
+    return hwt_alloc(n, 16, false, CALLER());
 }
 
-static void verify(const struct live *o)
+static void *core_calloc(size_t n, size_t each)
 {
-    for (size_t i = 0; i < checked(o->size); i++)
-        CHECK(o->ptr[i] == (unsigned char)(o->fill + i));
+    size_t total;
+    if (__builtin_mul_overflow(n, each, &total))
+        return NULL;
+    return hwt_alloc(total, 16, true, CALLER());
 }
 
-static void fill(struct live *o, unsigned char seed)
+static void core_free(void *p)
 {
-    o->fill = seed;
-    for (size_t i = 0; i < checked(o->size); i++)
-        o->ptr[i] = (unsigned char)(seed + i);
+    hwt_alloc_free(p, CALLER());
 }
 
-/* Sizes spread over small classes, class boundaries and page-backed objects. */
-static size_t pick_size(uint8_t a, uint8_t b)
+static void *core_realloc(void *p, size_t n)
 {
-    size_t v = (size_t)a << 8 | b;
-    switch (a >> 6) {
-    case 0:
-        return v & 63;
-    case 1:
-        return v & 1023;
-    case 2:
-        return v & 16383;
-    default:
-        return (v & 0x3fff) * 5;
+    bool bad = false;
+    if (p == NULL)
+        return core_malloc(n);
+    if (n == 0) {
+        core_free(p);
+        return NULL;
     }
+    return hwt_alloc_realloc(p, n, &bad, CALLER());
+}
+
+static void *core_reallocarray(void *p, size_t n, size_t each)
+{
+    size_t total;
+    if (__builtin_mul_overflow(n, each, &total))
+        return NULL;
+    return core_realloc(p, total);
+}
+
+static size_t power_of_two(size_t align)
+{
+    size_t a = 16;
+    while (a < align)
+        a <<= 1;
+    return a;
+}
+
+static void *core_memalign(size_t align, size_t n)
+{
+    return hwt_alloc(n, power_of_two(align), false, CALLER());
+}
+
+static int core_posix_memalign(void **out, size_t align, size_t n)
+{
+    void *p = core_memalign(align, n);
+    if (p == NULL)
+        return 12; /* ENOMEM */
+    *out = p;
+    return 0;
+}
+
+static void *core_valloc(size_t n)
+{
+    return hwt_alloc(n, hwt_os_page_size, false, CALLER());
+}
+
+static void *core_pvalloc(size_t n)
+{
+    size_t rounded = (n + hwt_os_page_size - 1) / hwt_os_page_size * hwt_os_page_size;
+    return core_valloc(rounded ? rounded : hwt_os_page_size);
+}
+
+static size_t core_usable(void *p)
+{
+    return hwt_alloc_usable(p);
+}
+
+static uint64_t word_at(const uint8_t *p)
+{
+    uint64_t w;
+    memcpy(&w, p, sizeof(w));
+    return w;
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    struct live objs[LIVE_MAX];
-    unsigned n = 0;
+    static struct contract_heap heap;
+    static struct contract c;
     hwt_init_ensure();
-    for (size_t i = 0; i + 3 < size; i += 4) {
-        uint8_t op = data[i], a = data[i + 1], b = data[i + 2], seed = data[i + 3];
-        unsigned which = n > 0 ? (unsigned)(a ^ b) % n : 0;
-        switch (op % 5) {
-        case 0: /* malloc or calloc */
-        case 1: {
-            if (n == LIVE_MAX)
-                break;
-            size_t sz = pick_size(a, b);
-            bool zero = op % 5 == 1;
-            unsigned char *p = hwt_alloc(
-                sz, 16, zero, hwt_caller_of_record((uintptr_t)__builtin_frame_address(0)));
-            CHECK(p != NULL);
-            CHECK(((uintptr_t)p & 15) == 0);
-            CHECK(hwt_alloc_usable(p) == sz);
-            for (size_t k = 0; zero && k < checked(sz); k++)
-                CHECK(p[k] == 0);
-            objs[n] = (struct live){p, sz, 0};
-            fill(&objs[n++], seed);
-            break;
-        }
-        case 2: /* free */
-            if (n == 0)
-                break;
-            verify(&objs[which]);
-            hwt_alloc_free(objs[which].ptr,
-                           hwt_caller_of_record((uintptr_t)__builtin_frame_address(0)));
-            objs[which] = objs[--n];
-            break;
-        case 3: { /* realloc */
-            if (n == 0)
-                break;
-            size_t sz = pick_size(a, b) + 1;
-            bool bad = false;
-            struct live *o = &objs[which];
-            verify(o);
-            unsigned char *p = hwt_alloc_realloc(
-                o->ptr, sz, &bad, hwt_caller_of_record((uintptr_t)__builtin_frame_address(0)));
-            CHECK(p != NULL && !bad);
-            for (size_t k = 0; k < checked(sz < o->size ? sz : o->size); k++)
-                CHECK(p[k] == (unsigned char)(o->fill + k));
-            o->ptr = p;
-            o->size = sz;
-            fill(o, seed);
-            break;
-        }
-        default: { /* aligned */
-            if (n == LIVE_MAX)
-                break;
-            size_t align = (size_t)16 << (a % 9);
-            size_t sz = pick_size(b, seed);
-            unsigned char *p = hwt_alloc(
-                sz, align, false, hwt_caller_of_record((uintptr_t)__builtin_frame_address(0)));
-            CHECK(p != NULL);
-            CHECK(((uintptr_t)p & (align - 1)) == 0);
-            objs[n] = (struct live){p, sz, 0};
-            fill(&objs[n++], seed);
-            break;
-        }
-        }
-    }
-    for (unsigned k = 0; k < n; k++) {
-        verify(&objs[k]);
-        hwt_alloc_free(objs[k].ptr, hwt_caller_of_record((uintptr_t)__builtin_frame_address(0)));
+    heap = (struct contract_heap){
+        .malloc = core_malloc,
+        .calloc = core_calloc,
+        .realloc = core_realloc,
+        .reallocarray = core_reallocarray,
+        .posix_memalign = core_posix_memalign,
+        .aligned_alloc = core_memalign,
+        .memalign = core_memalign,
+        .valloc = core_valloc,
+        .pvalloc = core_pvalloc,
+        .free = core_free,
+        .usable = core_usable,
+        .page_size = hwt_os_page_size,
+        .large_max = (size_t)1 << 20,
+        .live_max = 64,
+    };
+    memset(&c, 0, sizeof(c));
+    c.heap = &heap;
+    bool ok = true;
+    for (size_t i = 0; ok && i + 24 <= size; i += 24)
+        ok = contract_step(&c, word_at(data + i), word_at(data + i + 8), word_at(data + i + 16));
+    ok = ok && contract_finish(&c);
+    if (!ok) {
+        fprintf(stderr, "fuzz_heap: %s\n", c.failure);
+        abort();
     }
     return 0;
 }
