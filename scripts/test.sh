@@ -17,7 +17,8 @@ for preset in native aarch64; do
     echo "== preset $preset"
     cmake --preset "$preset" >/dev/null
     cmake --build --preset "$preset"
-    ctest --preset "$preset" || status=1
+    # also in the presets; said here too so a red CI log always shows what failed
+    ctest --preset "$preset" --output-on-failure || status=1
 done
 # A bounded libFuzzer run of each fuzz target (clang, ASan+UBSan, tagging compiled out):
 # random option strings, size classes, and malloc/free/realloc/memalign sequences checked

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* Shared helpers of the stress programs: a time budget (STRESS_SECONDS, or
- * STRESS_LONG=1 for ten times the default), a per-thread random generator, objects
+ * STRESS_LONG=1 for ten times the default) or a count of work, a watchdog that tells a
+ * hang from slow progress, a per-thread random generator, objects
  * filled and checked one byte per granule (so every granule's tag is exercised and a page
  * given back under a live object reads as a wrong value), and a report counter hooked in
  * through hwtag_set_report_callback when libhwtag is there. */
@@ -43,6 +44,14 @@ static unsigned stress_env_uint(const char *name, unsigned dflt)
 {
     const char *s = getenv(name);
     return s != NULL && atoi(s) > 0 ? (unsigned)atoi(s) : dflt;
+}
+
+/* A count of work for a test bounded by count, not time: the variable name, else dflt
+ * (ten times that with STRESS_LONG). */
+static unsigned stress_count(const char *name, unsigned dflt)
+{
+    const char *s = getenv("STRESS_LONG");
+    return stress_env_uint(name, s != NULL && *s != '\0' && *s != '0' ? dflt * 10 : dflt);
 }
 
 static uint64_t stress_rand(uint64_t *state)
@@ -187,6 +196,63 @@ static int stress_watchdog(int (*fn)(void), double timeout, const char *what)
             kill(pid, SIGKILL);
             waitpid(pid, &status, 0);
             printf("%s: DEADLOCK, no progress for %.0f s\n", what, timeout);
+            return 1;
+        }
+        usleep(20000);
+    }
+    if (WIFSIGNALED(status)) {
+        printf("%s: killed by signal %d\n", what, WTERMSIG(status));
+        return 1;
+    }
+    return WEXITSTATUS(status);
+}
+
+/* Zeroed memory that stays shared with the processes forked after this call, where they
+ * can publish their progress. NULL when it cannot be mapped. */
+#include <sys/mman.h>
+
+static void *stress_shared(size_t size)
+{
+    void *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    return p == MAP_FAILED ? NULL : p;
+}
+
+/* Runs fn in a child process that bumps *progress (in stress_shared memory) as it gets work
+ * done, and calls a hang a deadlock only when *progress stalls: for stall seconds, or ten
+ * times the longest pause seen so far when that is longer, as a loaded machine or an
+ * emulator stretches every step but a deadlock stops them all. describe, when not NULL,
+ * then says where the child stood. Returns 0 when fn returned 0. */
+static int stress_watchdog_progress(int (*fn)(void), const uint64_t *progress, double stall,
+                                    void (*describe)(void), const char *what)
+{
+    fflush(stdout);
+    pid_t pid = fork();
+    if (pid < 0)
+        return 1;
+    if (pid == 0) {
+        int rc = fn();
+        fflush(stdout);
+        _exit(rc);
+    }
+    uint64_t seen = __atomic_load_n(progress, __ATOMIC_RELAXED);
+    double since = stress_now(), longest = 0;
+    int status = 0;
+    while (waitpid(pid, &status, WNOHANG) == 0) {
+        double now = stress_now();
+        uint64_t cur = __atomic_load_n(progress, __ATOMIC_RELAXED);
+        if (cur != seen) {
+            if (now - since > longest)
+                longest = now - since;
+            seen = cur;
+            since = now;
+        } else if (now - since > (stall > 10 * longest ? stall : 10 * longest)) {
+            printf("%s: DEADLOCK, no progress for %.0f s (longest pause before: %.2f s)\n", what,
+                   now - since, longest);
+            if (describe != NULL)
+                describe();
+            fflush(stdout);
+            kill(pid, SIGKILL);
+            waitpid(pid, &status, 0);
             return 1;
         }
         usleep(20000);
