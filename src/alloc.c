@@ -20,6 +20,7 @@
 #include "stats.h"
 #include "tail.h"
 #include "thread.h"
+#include "trim.h"
 #include "unwind.h"
 
 /* Depot id of pcs[0..n), a stack the thread's cache of recent stacks does not hold (key:
@@ -174,8 +175,8 @@ static struct hwt_large_stash *large_stash(struct hwt_tcache *tc)
     return hwt_tcache_live(tc) ? &tc->large_stash : NULL;
 }
 
-static void *alloc_stacked(size_t size, size_t align, bool zero, struct hwt_tcache *tc,
-                           uint32_t stack)
+static void *alloc_stacked_once(size_t size, size_t align, bool zero, struct hwt_tcache *tc,
+                                uint32_t stack)
 {
     if (align <= HWT_GRANULE && size <= HWT_SMALL_MAX)
         return alloc_small(tc, hwt_size_class_of(size), size, zero, stack);
@@ -185,6 +186,20 @@ static void *alloc_stacked(size_t size, size_t align, bool zero, struct hwt_tcac
             return alloc_small(tc, cls, size, zero, stack);
     }
     return hwt_large_alloc(size, align, zero, stack, large_stash(tc));
+}
+
+/* When the OS refuses memory, every cache gives back what it holds and the request is tried
+ * once more: a program that freed everything must be able to allocate again, whatever
+ * sizes it used before. */
+static void *alloc_stacked(size_t size, size_t align, bool zero, struct hwt_tcache *tc,
+                           uint32_t stack)
+{
+    void *p = alloc_stacked_once(size, align, zero, tc, stack);
+    if (unlikely(p == NULL)) {
+        hwt_trim_for_memory(tc);
+        p = alloc_stacked_once(size, align, zero, tc, stack);
+    }
+    return p;
 }
 
 /* Every entry runs with Tag Check Override set: the allocator's own loads and stores touch

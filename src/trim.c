@@ -8,6 +8,16 @@
 #include "tcache.h"
 #include "transfer.h"
 
+size_t hwt_trim_for_memory(struct hwt_tcache *tc)
+{
+    if (hwt_tcache_live(tc))
+        hwt_tcache_flush(tc); /* its slots may be all that keeps a span from being empty */
+    hwt_transfer_flush();
+    hwt_tcache_flush_large();
+    hwt_slab_trim(); /* empty spans released, so that whole regions may go */
+    return hwt_large_unmap_cached() + hwt_slab_unmap_free_regions();
+}
+
 size_t hwt_trim(void)
 {
     hwt_transfer_flush();     /* its slots may be all that keeps a span from being empty */

@@ -30,6 +30,11 @@ static struct hwt_large *buckets[HASH_BUCKETS] __attribute__((aligned(4096)));
 static struct hwt_large *all_records; /* published with release; walked by lookups */
 static struct hwt_large *dead_list;
 static uint64_t mapped_bytes; /* all mappings, live and cached */
+/* Set once the OS has refused memory (hwt_large_unmap_cached): from then on a cached
+ * mapping taken for a smaller object gives its unused end back as address space, and no
+ * thread stashes mappings. Address space is what ran out, and a 1 MiB object in a 2 MiB
+ * mapping would hold twice its share of it. */
+static bool tight;
 
 static unsigned bucket_of(uintptr_t start)
 {
@@ -194,6 +199,25 @@ static struct hwt_large *stash_take(struct hwt_large_stash *st, size_t need, siz
     return l;
 }
 
+/* Cuts the end of the taken mapping l past what an object of usable bytes needs (its guard
+ * granule, to a page); the caller unmaps [*cut, *cut + *cut_size) once it has dropped the
+ * lock. Lookups without the lock see either size, and both hold the object. */
+static void shrink_locked(struct hwt_large *l, size_t usable, uintptr_t *cut, size_t *cut_size)
+{
+    size_t keep = (l->start - l->map_start) + hwt_align_up(usable + HWT_GRANULE, hwt_os_page_size);
+    if (keep >= l->map_size)
+        return;
+    *cut = l->map_start + keep;
+    *cut_size = l->map_size - keep;
+    __atomic_store_n(&l->map_size, keep, __ATOMIC_RELEASE);
+    mapped_bytes -= *cut_size;
+    size_t room = keep - (l->start - l->map_start);
+    if (l->area > room)
+        l->area = room;
+    if (l->resident > keep)
+        l->resident = keep;
+}
+
 /* A cached mapping for the new object, else a fresh one; *fresh says which. */
 static struct hwt_large *take_mapping(size_t need, size_t size, size_t usable, size_t align,
                                       bool mte, struct hwt_large_stash *st, bool *fresh)
@@ -203,14 +227,21 @@ static struct hwt_large *take_mapping(size_t need, size_t size, size_t usable, s
     /* Stashed mappings still count as live (hwt_large_cache_live_locked) and are in the
      * lookups as freed: taking one changes nothing shared but its state. None is tagged or
      * above HWT_LARGE_STASH_BLOCK. */
-    if (st != NULL && !mte && need <= HWT_LARGE_STASH_BLOCK)
+    if (st != NULL && !mte && need <= HWT_LARGE_STASH_BLOCK &&
+        !__atomic_load_n(&tight, __ATOMIC_RELAXED))
         l = stash_take(st, need, size, align);
     if (l == NULL) {
+        uintptr_t cut = 0;
+        size_t cut_size = 0;
         hwt_lock(&large_lock);
         l = hwt_large_cache_take_locked(need, size, align, mte);
+        if (l != NULL && tight)
+            shrink_locked(l, usable, &cut, &cut_size);
         if (l != NULL)
             hwt_large_cache_live_locked(l->map_size);
         hwt_unlock(&large_lock);
+        if (cut_size != 0)
+            hwt_os_unmap((void *)cut, cut_size);
     }
     /* A cached mapping keeps its start, so its place in the lookups too. */
     if (l != NULL) {
@@ -403,7 +434,8 @@ void hwt_large_free(struct hwt_large *l, uint32_t stack, struct hwt_large_stash 
     bool keep = hwt_large_cache_admit(l);
     HWT_COUNT(large_frees, 1);
     HWT_COUNT(live_bytes, -(int64_t)usable);
-    if (keep && stash != NULL && hwt_large_cache_stashable(l)) {
+    if (keep && stash != NULL && hwt_large_cache_stashable(l) &&
+        !__atomic_load_n(&tight, __ATOMIC_RELAXED)) {
         if (end_live(l))
             stash_put(stash, l);
         return;
@@ -493,6 +525,28 @@ size_t hwt_large_trim(void)
     hwt_lock(&large_lock);
     size_t given = hwt_large_cache_trim_locked();
     hwt_unlock(&large_lock);
+    return given;
+}
+
+size_t hwt_large_unmap_cached(void)
+{
+    enum { BATCH = 32 }; /* unmapped outside the lock, a batch at a time */
+    struct hwt_large *out[BATCH];
+    uintptr_t start[BATCH];
+    size_t size[BATCH], given = 0;
+    unsigned n;
+    __atomic_store_n(&tight, true, __ATOMIC_RELAXED);
+    do {
+        hwt_lock(&large_lock);
+        n = hwt_large_cache_evict_locked(out, BATCH);
+        for (unsigned i = 0; i < n; i++)
+            retire_locked(out[i], &start[i], &size[i]);
+        hwt_unlock(&large_lock);
+        for (unsigned i = 0; i < n; i++) {
+            hwt_os_unmap((void *)start[i], size[i]);
+            given += size[i];
+        }
+    } while (n == BATCH);
     return given;
 }
 

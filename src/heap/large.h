@@ -51,6 +51,9 @@ void hwt_large_reset_lock(void);
 uint64_t hwt_large_mapped(void);
 /* Gives the pages of every cached mapping back to the OS; returns the bytes given back. */
 size_t hwt_large_trim(void);
+/* Out of memory: unmaps every cached mapping (stashes not included: hwt_large_stash_flush
+ * first); returns the bytes of address space given back. */
+size_t hwt_large_unmap_cached(void);
 /* Bytes of cached (freed) mappings still counted resident: at most the cache's budget. */
 size_t hwt_large_cached_resident(void);
 

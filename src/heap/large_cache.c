@@ -427,6 +427,17 @@ void hwt_large_cache_return_locked(const struct hwt_large_release *released, uns
     }
 }
 
+unsigned hwt_large_cache_evict_locked(struct hwt_large **out, unsigned max)
+{
+    unsigned n = 0;
+    struct hwt_large *l;
+    while (n < max && (l = oldest_locked()) != NULL) {
+        unlink_locked(l);
+        out[n++] = l;
+    }
+    return n;
+}
+
 size_t hwt_large_cache_trim_locked(void)
 {
     size_t given = 0;

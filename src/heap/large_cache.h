@@ -93,6 +93,9 @@ unsigned hwt_large_cache_put_locked(struct hwt_large *l, bool keep, unsigned fre
 void hwt_large_cache_release(struct hwt_large_release *r);
 /* Puts back, as the oldest, the mappings of released[] whose pages are given back. */
 void hwt_large_cache_return_locked(const struct hwt_large_release *released, unsigned n);
+/* Out of memory: takes up to max cached mappings out of the cache into out[] (the caller
+ * retires and unmaps them); returns how many. */
+unsigned hwt_large_cache_evict_locked(struct hwt_large **out, unsigned max);
 /* Gives back the pages of every cached mapping; returns the bytes given back. */
 size_t hwt_large_cache_trim_locked(void);
 /* Bytes of cached mappings still resident (an upper bound: untouched pages count too). */

@@ -63,36 +63,55 @@ struct hwt_region hwt_slab_regions[HWT_MAX_REGIONS];
 uint32_t hwt_slab_region_count;
 struct hwt_span **hwt_slab_regmap[(size_t)1 << HWT_REGMAP_BITS];
 static uint64_t heap_mapped_bytes; /* committed span bytes, less released ones */
+/* The region new spans are carved from, NULL before the first; heap_lock */
+static struct hwt_region *current;
+/* The base of a region slot whose region was given back (hwt_slab_unmap_free_regions): no
+ * user address lies there, so no lookup finds it. */
+#define REGION_DEAD ((uintptr_t)0 - REGION_SIZE)
 
 void hwt_slab_init(void)
 {
     hwt_size_class_init();
 }
 
+/* A slot of the region table for a new region: one whose region was given back (its page
+ * map all NULL), else the next unused one; NULL when the table is full. */
+static struct hwt_region *region_slot_locked(void)
+{
+    for (uint32_t i = 0; i < hwt_slab_region_count; i++)
+        if (hwt_slab_regions[i].base == REGION_DEAD)
+            return &hwt_slab_regions[i];
+    return hwt_slab_region_count < MAX_REGIONS ? &hwt_slab_regions[hwt_slab_region_count] : NULL;
+}
+
 static struct hwt_region *region_new_locked(void)
 {
-    if (hwt_slab_region_count == MAX_REGIONS)
+    struct hwt_region *r = region_slot_locked();
+    if (r == NULL)
         return NULL;
+    bool fresh = r == &hwt_slab_regions[hwt_slab_region_count];
     void *base = hwt_os_reserve(REGION_SIZE, REGION_SIZE);
-    struct hwt_span **map = hwt_meta_alloc((REGION_SIZE / HWT_MAP_PAGE) * sizeof(*map), 64);
+    struct hwt_span **map =
+        fresh ? hwt_meta_alloc((REGION_SIZE / HWT_MAP_PAGE) * sizeof(*map), 64) : r->pagemap;
     if (base == NULL || map == NULL) {
         if (base != NULL)
             hwt_os_unmap(base, REGION_SIZE);
         return NULL;
     }
-    struct hwt_region *r = &hwt_slab_regions[hwt_slab_region_count];
-    r->base = r->cursor = r->committed = (uintptr_t)base;
+    r->cursor = r->committed = (uintptr_t)base;
     r->pagemap = map;
+    __atomic_store_n(&r->base, (uintptr_t)base, __ATOMIC_RELEASE);
     __atomic_store_n(&hwt_slab_regmap[r->base >> HWT_REGION_SHIFT], map, __ATOMIC_RELEASE);
-    __atomic_store_n(&hwt_slab_region_count, hwt_slab_region_count + 1, __ATOMIC_RELEASE);
+    if (fresh)
+        __atomic_store_n(&hwt_slab_region_count, hwt_slab_region_count + 1, __ATOMIC_RELEASE);
+    current = r;
     return r;
 }
 
 /* Address space for a span of span_size bytes, committed; 0 when out of memory. */
 static uintptr_t carve_locked(size_t span_size, struct hwt_region **out)
 {
-    struct hwt_region *r =
-        hwt_slab_region_count > 0 ? &hwt_slab_regions[hwt_slab_region_count - 1] : NULL;
+    struct hwt_region *r = current;
     uintptr_t base = r != NULL ? hwt_align_up(r->cursor, span_size) : 0;
     if (r == NULL || base + span_size > r->base + REGION_SIZE) {
         r = region_new_locked();
@@ -235,6 +254,11 @@ static struct hwt_span *steal_locked(struct central *c, unsigned arena, unsigned
     if (victim == NULL)
         return NULL;
     uintptr_t base = victim->base, end = victim->base + victim->span_size;
+    /* the range forgets the victim first: a part no new span takes reads as unused, and
+     * its region can still be given back whole (hwt_slab_unmap_free_regions) */
+    struct hwt_region *r = hwt_slab_region_of(base);
+    for (uintptr_t p = base; p < end; p += HWT_MAP_PAGE)
+        __atomic_store_n(&r->pagemap[(p - r->base) >> HWT_MAP_SHIFT], NULL, __ATOMIC_RELEASE);
     husk_push(victim);
     struct hwt_span *first = NULL;
     for (uintptr_t p = base; p < end; p += span_size) {
@@ -530,6 +554,59 @@ void hwt_slab_class_usage(struct hwt_class_usage *out)
             u->free_in_span += __atomic_load_n(&s->nfree, __ATOMIC_RELAXED);
         }
     }
+}
+
+/* Whether every span carved from r is fully free with its pages given back (so no slot of
+ * it is live or in any cache). All locks held. */
+static bool region_released(const struct hwt_region *r)
+{
+    for (uintptr_t p = r->base; p < r->cursor; p += HWT_MAP_PAGE) {
+        const struct hwt_span *s = r->pagemap[(p - r->base) >> HWT_MAP_SHIFT];
+        if (s != NULL && s->list != LIST_RELEASED)
+            return false;
+    }
+    return true;
+}
+
+/* Gives r's address space back: its spans' metadata become husks, its page map forgets
+ * them, and the slot waits for a new region. All locks held. */
+static void region_retire(struct hwt_region *r)
+{
+    struct hwt_span *last = NULL;
+    hwt_lock(&husk_lock);
+    for (uintptr_t p = r->base; p < r->cursor; p += HWT_MAP_PAGE) {
+        struct hwt_span *s = r->pagemap[(p - r->base) >> HWT_MAP_SHIFT];
+        if (s == NULL || s == last)
+            continue;
+        last = s;
+        list_remove(&centrals[s->arena][s->cls].released, s);
+        s->next = husks[s->cls];
+        husks[s->cls] = s;
+    }
+    hwt_unlock(&husk_lock);
+    for (uintptr_t p = r->base; p < r->committed; p += HWT_MAP_PAGE)
+        __atomic_store_n(&r->pagemap[(p - r->base) >> HWT_MAP_SHIFT], NULL, __ATOMIC_RELEASE);
+    __atomic_store_n(&hwt_slab_regmap[r->base >> HWT_REGION_SHIFT], NULL, __ATOMIC_RELEASE);
+    hwt_os_unmap((void *)r->base, REGION_SIZE);
+    if (current == r)
+        current = NULL;
+    r->cursor = r->committed = REGION_DEAD;
+    __atomic_store_n(&r->base, REGION_DEAD, __ATOMIC_RELEASE);
+}
+
+size_t hwt_slab_unmap_free_regions(void)
+{
+    size_t given = 0;
+    hwt_slab_lock_all();
+    for (uint32_t i = 0; i < hwt_slab_region_count; i++) {
+        struct hwt_region *r = &hwt_slab_regions[i];
+        if (r->base != REGION_DEAD && region_released(r)) {
+            region_retire(r);
+            given += REGION_SIZE;
+        }
+    }
+    hwt_slab_unlock_all();
+    return given;
 }
 
 size_t hwt_slab_trim(void)

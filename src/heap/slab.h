@@ -259,6 +259,9 @@ void hwt_slab_class_usage(struct hwt_class_usage *out);
  * bitmap counts nfree available slots and none of them is live. Central lock held. */
 bool hwt_slab_span_consistent(const struct hwt_span *s);
 
+/* Out of memory: gives back the address space of every region whose spans are all fully
+ * free and released (hwt_slab_trim first); returns its bytes. */
+size_t hwt_slab_unmap_free_regions(void);
 void hwt_slab_lock_all(void);
 void hwt_slab_unlock_all(void);
 void hwt_slab_reset_locks(void);

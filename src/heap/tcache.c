@@ -47,6 +47,11 @@ static void flush_all(struct hwt_tcache *tc)
     }
 }
 
+void hwt_tcache_flush(struct hwt_tcache *tc)
+{
+    flush_all(tc);
+}
+
 void hwt_tcache_exit(struct hwt_tcache *tc)
 {
     hwt_self.tc = HWT_TCACHE_DEAD;

@@ -138,6 +138,10 @@ bool hwt_tcache_refill(struct hwt_tcache *tc, struct hwt_tcache_bin *bin, unsign
 /* Returns half of a full bin to the central lists. */
 void hwt_tcache_drain(struct hwt_tcache *tc, struct hwt_tcache_bin *bin, unsigned cls);
 
+/* Returns every slot of tc's bins to the central lists (out of memory: their spans may be
+ * all that keeps the address space). tc: the calling thread's own, live. */
+void hwt_tcache_flush(struct hwt_tcache *tc);
+
 /* For fork: the list of caches and every cache's large stash. */
 void hwt_tcache_lock(void);
 void hwt_tcache_unlock(void);
