@@ -41,7 +41,7 @@ roff() { sed -e 's/\\/\\e/g' -e "s/^[.']/\\\\\\&&/"; }
 generate() {
     echo "$begin"
     bash "$root/scripts/options-rows.sh" "$def" |
-    while IFS=$'\037' read -r name type words def_val min help; do
+    while IFS=$'\037' read -r name type words def_val min flags help; do
         case $type in
         enum)
             values=""
@@ -75,6 +75,9 @@ generate() {
         echo "${text^}."
         [ "$type" = enum ] || echo "Value: $values."
         echo "Default: $default."
+        if [ "$flags" = names_file ]; then
+            echo "Ignored in a secure\\-execution process (see \\fBSECURITY\\fP)."
+        fi
     done
     echo "$end"
 }

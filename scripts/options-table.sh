@@ -7,7 +7,7 @@ def=${1:-$(dirname "$0")/../src/base/options.def}
 echo "| variable | values | default | meaning |"
 echo "|---|---|---|---|"
 bash "$(dirname "$0")/options-rows.sh" "$def" |
-while IFS=$'\037' read -r name type words default min help; do
+while IFS=$'\037' read -r name type words default min flags help; do
     case $type in
     enum) values=${words// /, } ;;
     uint) values="integer >= $min" ;;
@@ -18,5 +18,6 @@ while IFS=$'\037' read -r name type words default min help; do
         esac
         ;;
     esac
+    if [ "$flags" = names_file ]; then help="$help; ignored in set-user-ID programs (AT_SECURE)"; fi
     echo "| HWTAG_$name | $values | $default | $help |"
 done

@@ -46,7 +46,7 @@ static const char *const mode_names[] = {"sync", "async", "asymm", "off"};
 /* One formatted line on stderr, in one write. */
 __attribute__((format(printf, 1, 2))) static void sayf(const char *fmt, ...)
 {
-    char mem[192];
+    char mem[256];
     struct hwt_buf line;
     va_list ap;
     hwt_fmt_init(&line, mem, sizeof mem);
@@ -160,6 +160,21 @@ static void fork_child(void)
     fork_locked = 0;
 }
 
+/* A secure-execution process: the options its environment set that name a file or a program
+ * and were ignored, and what it does instead. */
+static void say_secure(void)
+{
+    char mem[160];
+    struct hwt_buf names;
+    hwt_fmt_init(&names, mem, sizeof mem);
+    for (size_t i = 0; i < hwt_option_count; i++)
+        if (hwt_options_ignored & (UINT64_C(1) << i))
+            hwt_fmt_printf(&names, "%s%s", names.len > 0 ? " " : "", hwt_option_table[i].name);
+    sayf("hwtag: secure execution (AT_SECURE): %s%s; reports go to stderr, no external "
+         "symbolizer\n",
+         names.len > 0 ? "ignored " : "no file or program options set", names.data);
+}
+
 /* The parts that need a running process: handler, unwinder. Idempotent. */
 static void init_late(void)
 {
@@ -171,6 +186,8 @@ static void init_late(void)
         sayf("hwtag: initialized (mode=%s, tag checks=%s, stacktrace=%s)\n",
              mode_names[hwt_opts.mode], hwt_mte_active ? "on" : "off",
              hwt_opts.stacktrace == HWT_ON ? "on" : "off");
+        if (hwt_os_secure())
+            say_secure();
     }
 }
 

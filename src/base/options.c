@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* Expands options.def into the option table, parses values and HWTAG_OPTIONS lists (purely)
- * and reads HWTAG_OPTIONS and HWTAG_* from environ once. It never calls getenv or stdio. */
+ * and reads HWTAG_OPTIONS and HWTAG_* from environ once, but for the rows that name files or
+ * programs in a secure-execution process. It never calls getenv or stdio. */
 #include "options.h"
 
 #include <string.h>
@@ -10,19 +11,21 @@
 extern char **environ;
 
 struct hwt_options hwt_opts = {
-#define HWT_OPTION(NAME, field, type, ctype, def, min, max, words, help) .field = (ctype)(def),
+#define HWT_OPTION(NAME, field, type, ctype, def, min, max, words, flags, help)                    \
+    .field = (ctype)(def),
 #include "options.def"
 #undef HWT_OPTION
 };
 
 const struct hwt_option_desc hwt_option_table[] = {
-#define HWT_OPTION(NAME, field, type, ctype, def, min, max, words, help)                           \
+#define HWT_OPTION(NAME, field, type, ctype, def, min, max, words, flags, help)                    \
     {"HWTAG_" #NAME,                                                                               \
      type,                                                                                         \
      (uint64_t)(def),                                                                              \
      min,                                                                                          \
      max,                                                                                          \
      words,                                                                                        \
+     flags,                                                                                        \
      help,                                                                                         \
      offsetof(struct hwt_options, field)},
 #include "options.def"
@@ -30,6 +33,8 @@ const struct hwt_option_desc hwt_option_table[] = {
 };
 
 const size_t hwt_option_count = sizeof(hwt_option_table) / sizeof(hwt_option_table[0]);
+
+uint64_t hwt_options_ignored;
 
 bool hwt_option_parse(const struct hwt_option_desc *desc, const char *str, size_t len,
                       uint64_t *out)
@@ -240,18 +245,46 @@ unsigned hwt_options_parse_list(const char *str, size_t len, struct hwt_options 
 /* The string values of HWTAG_OPTIONS: the list's items are not NUL-terminated. */
 static char list_strings[8192];
 
+static size_t field_size(const struct hwt_option_desc *desc)
+{
+    if (desc->type == HWT_OPT_STRING)
+        return sizeof(const char *);
+    return desc->type == HWT_OPT_ENUM || desc->max <= UINT8_MAX ? sizeof(uint8_t)
+                                                                : sizeof(uint32_t);
+}
+
+/* Whether a secure-execution process must not take this row from its environment. */
+static bool ignored_here(const struct hwt_option_desc *desc, bool secure)
+{
+    return secure && (desc->flags & HWT_OPT_NAMES_FILE) != 0;
+}
+
 void hwt_options_init(void)
 {
     uint64_t given = 0;
     size_t used = 0;
+    bool secure = hwt_os_secure();
+    hwt_options_ignored = 0;
     if (environ == NULL)
         return;
+    /* The list parser is pure and takes every row, so a row a secure process ignores gets
+     * its value from before the list back, and the list's copy of the string is unused. */
+    struct hwt_options before = hwt_opts;
     /* HWTAG_OPTIONS first: an individual HWTAG_<NAME> variable is more specific and wins. */
     for (char **e = environ; *e != NULL; e++) {
         if (strncmp(*e, HWT_OPTIONS_VAR "=", sizeof(HWT_OPTIONS_VAR)) == 0) {
             const char *list = *e + sizeof(HWT_OPTIONS_VAR);
             hwt_options_parse_list(list, strlen(list), &hwt_opts, &given, list_strings,
                                    sizeof(list_strings), &used, say, NULL);
+        }
+    }
+    for (size_t i = 0; i < hwt_option_count; i++) {
+        const struct hwt_option_desc *desc = &hwt_option_table[i];
+        if ((given & (UINT64_C(1) << i)) != 0 && ignored_here(desc, secure)) {
+            memcpy((char *)&hwt_opts + desc->offset, (const char *)&before + desc->offset,
+                   field_size(desc));
+            given &= ~(UINT64_C(1) << i);
+            hwt_options_ignored |= UINT64_C(1) << i;
         }
     }
     for (char **e = environ; *e != NULL; e++) {
@@ -277,11 +310,17 @@ void hwt_options_init(void)
                                                                      " ignored", 0, 0, 0, 0, 0});
             continue;
         }
+        size_t row = (size_t)(desc - hwt_option_table);
+        /* whatever the value, valid or not: nothing of it is used */
+        if (ignored_here(desc, secure)) {
+            hwt_options_ignored |= UINT64_C(1) << row;
+            continue;
+        }
         uint64_t v;
         if (!hwt_option_parse(desc, value, strlen(value), &v)) {
             char valid[96];
             describe_valid(desc, valid, sizeof(valid));
-            bool from_list = given & (UINT64_C(1) << (size_t)(desc - hwt_option_table));
+            bool from_list = given & (UINT64_C(1) << row);
             say(NULL, (const char *const[HWT_OPTION_DIAG_PARTS]){
                           desc->name, ": invalid value '", value, "' (expected ", valid,
                           from_list ? "); keeping the HWTAG_OPTIONS value" : "); using the default",

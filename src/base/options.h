@@ -12,9 +12,13 @@ enum hwt_fault_action { HWT_FAULT_PANIC, HWT_FAULT_PANIC_ON_WRITE, HWT_FAULT_REP
 enum hwt_onoff { HWT_ON, HWT_OFF };
 
 enum hwt_opt_type { HWT_OPT_ENUM, HWT_OPT_UINT, HWT_OPT_STRING };
+/* Row flags (options.def). NAMES_FILE: the value names a file to open or a program to run.
+ * In a secure-execution process the user who set the environment has fewer privileges
+ * than the process, so such a row is ignored there, from any source. */
+enum hwt_opt_flag { HWT_OPT_NAMES_FILE = 1u << 0 };
 
 struct hwt_options {
-#define HWT_OPTION(NAME, field, type, ctype, def, min, max, words, help) ctype field;
+#define HWT_OPTION(NAME, field, type, ctype, def, min, max, words, flags, help) ctype field;
 #include "options.def"
 #undef HWT_OPTION
 };
@@ -24,6 +28,7 @@ struct hwt_option_desc {
     enum hwt_opt_type type;
     uint64_t def, min, max;
     const char *const *words; /* enum words, NULL-terminated; index = value */
+    unsigned flags;           /* enum hwt_opt_flag bits */
     const char *help;
     size_t offset; /* into struct hwt_options */
 };
@@ -31,6 +36,9 @@ struct hwt_option_desc {
 extern struct hwt_options hwt_opts;
 extern const struct hwt_option_desc hwt_option_table[];
 extern const size_t hwt_option_count;
+/* Bit i: row i was set (HWTAG_<NAME> or HWTAG_OPTIONS) and ignored because the process is
+ * secure-execution. Filled in by hwt_options_init. */
+extern uint64_t hwt_options_ignored;
 
 /* Parses str[0..len) for desc into *out (a uint64 value; strings are not parsed here).
  * Pure: no environment access. Returns false when the value is invalid. */
@@ -59,7 +67,9 @@ unsigned hwt_options_parse_list(const char *str, size_t len, struct hwt_options 
                                 uint64_t *given, char *strs, size_t cap, size_t *used,
                                 hwt_option_diag_fn diag, void *ctx);
 /* Reads HWTAG_OPTIONS, then the HWTAG_<NAME> variables (which win), from environ into
- * hwt_opts; one diagnostic line per problem on stderr. */
+ * hwt_opts; one diagnostic line per problem on stderr. In a secure-execution process
+ * (hwt_os_secure) the HWT_OPT_NAMES_FILE rows keep their defaults, silently: their values
+ * are noted in hwt_options_ignored only. */
 void hwt_options_init(void);
 
 #endif

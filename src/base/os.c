@@ -200,6 +200,13 @@ const void *hwt_os_map_file(const char *path, size_t *size)
     return (const void *)addr;
 }
 
+bool hwt_os_simulate_secure;
+
+bool hwt_os_secure(void)
+{
+    return getauxval(AT_SECURE) != 0 || hwt_os_simulate_secure;
+}
+
 uint64_t hwt_os_random64(void)
 {
     uint64_t v = 0;

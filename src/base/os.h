@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* Thin wrappers over the system calls of the allocator: mappings, prctl, write,
- * thread ids. The only file that calls mmap/munmap/madvise/prctl directly. */
+/* Thin wrappers over the system calls of the allocator: mappings, prctl, write, thread ids,
+ * the auxiliary vector. The only file that calls mmap/munmap/madvise/prctl directly. */
 #ifndef HWT_OS_H
 #define HWT_OS_H
 
@@ -43,6 +43,14 @@ long hwt_os_read(int fd, void *buf, size_t len);
 void hwt_os_close(int fd);
 /* Maps the whole file read-only; NULL when it cannot be opened or is empty. signal-safe */
 const void *hwt_os_map_file(const char *path, size_t *size);
+
+/* Whether the kernel started this process in secure-execution mode (AT_SECURE: set-user-ID,
+ * set-group-ID, file capabilities, an LSM's transition): its environment then belongs to a
+ * less privileged user and must not choose files or programs. signal-safe */
+bool hwt_os_secure(void);
+/* Tests set it to run as a secure-execution process would. It can only add AT_SECURE, never
+ * take it away, so a process the kernel marked stays secure whatever writes it. */
+extern bool hwt_os_simulate_secure;
 
 /* 64 random bits from the kernel (AT_RANDOM and the stack address when getrandom fails). */
 uint64_t hwt_os_random64(void);

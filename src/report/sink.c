@@ -7,6 +7,7 @@
 #include <fcntl.h>
 #include <stdbool.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "fmt.h"
@@ -15,6 +16,14 @@
 
 #define COMM_CAP 32
 #define LOG_PATH_CAP 4096
+/* A report is a small core dump: addresses that undo ASLR, register contents. The kernel
+ * keeps both private (core files 0600, /proc/PID/maps behind ptrace access), and so does a
+ * log this library creates; an existing file is appended to and keeps its mode. */
+#define LOG_MODE 0600
+/* Never through a symlink in the last component (another user's link in /tmp); no tty
+ * becomes the controlling terminal; a FIFO with no reader fails instead of blocking
+ * start-up, and one with a reader is refused after the open. */
+#define LOG_FLAGS (O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY | O_NONBLOCK)
 
 static int log_fd = STDERR_FILENO; /* HWTAG_LOG_PATH, opened by hwt_sink_init */
 /* Process the log was opened for; with "%p" in the path a forked child reopens its own. */
@@ -50,8 +59,9 @@ static void read_comm(void)
     comm[len] = '\0';
 }
 
-/* HWTAG_LOG_PATH with every "%p" replaced by the pid; stderr when unset or unopenable.
- * signal-safe (open(2) and our formatter only), so the report path can reopen it. */
+/* HWTAG_LOG_PATH with every "%p" replaced by the pid; stderr when unset, unopenable or
+ * neither a regular file nor a character device.
+ * signal-safe (open, fstat, fcntl and our formatter only), so the report path can reopen it. */
 static void open_log(void)
 {
     char path[LOG_PATH_CAP];
@@ -74,13 +84,31 @@ static void open_log(void)
             hwt_fmt_printf(&b, "%c", *p);
         }
     }
-    int fd = b.truncated ? -1 : open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+    int fd = b.truncated ? -1 : open(path, LOG_FLAGS, LOG_MODE);
+    const char *refused = NULL;
+    if (fd >= 0) {
+        struct stat st;
+        /* what was opened, not what the path named a moment before */
+        if (fstat(fd, &st) != 0 || !(S_ISREG(st.st_mode) || S_ISCHR(st.st_mode))) {
+            refused = "is not a regular file or a character device";
+            close(fd);
+            fd = -1;
+        } else {
+            /* a report waits for a slow terminal rather than losing lines to EAGAIN; should
+             * this fail, a short write sends the rest to stderr */
+            fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+        }
+    } else if (errno == ELOOP) {
+        refused = "is a symbolic link (not followed)";
+    }
     if (fd < 0) {
-        char msg[LOG_PATH_CAP + 64];
+        char msg[LOG_PATH_CAP + 96];
         struct hwt_buf m;
         hwt_fmt_init(&m, msg, sizeof(msg));
         if (b.truncated)
             hwt_fmt_printf(&m, "hwtag: HWTAG_LOG_PATH is too long, reporting to stderr\n");
+        else if (refused != NULL)
+            hwt_fmt_printf(&m, "hwtag: HWTAG_LOG_PATH %s %s, reporting to stderr\n", path, refused);
         else
             hwt_fmt_printf(&m,
                            "hwtag: cannot open HWTAG_LOG_PATH %s (errno %d), reporting to stderr\n",

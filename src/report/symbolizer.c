@@ -21,6 +21,7 @@
 
 #include "fmt.h"
 #include "options.h"
+#include "os.h"
 #include "symparse.h"
 
 #define POOL_CAP 32768u
@@ -272,7 +273,10 @@ void hwt_symbolizer_begin(void)
 {
     stop_process();
     st.active = true;
-    st.failed = hwt_opts.symbolize != HWT_ON;
+    /* A secure-execution process starts no program: it would run with privileges the user
+     * who chose it (PATH, HWTAG_SYMBOLIZER, the symbolizer's own variables) does not have.
+     * Frames keep the names read from the modules' own ELF files. */
+    st.failed = hwt_opts.symbolize != HWT_ON || hwt_os_secure();
     st.resolved = false;
     st.bad_module = NULL;
     st.pool_used = 0;

@@ -20,7 +20,8 @@ struct hwt_symbolizer_line {
     unsigned line, column; /* column 0: unknown */
 };
 
-/* Opens a session for one report; the process starts at the first lookup. signal-safe */
+/* Opens a session for one report; the process starts at the first lookup, never in a
+ * secure-execution process (hwt_os_secure). signal-safe */
 void hwt_symbolizer_begin(void);
 
 /* The locations of module's link-time address offset, innermost first; returns how many

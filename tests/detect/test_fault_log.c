@@ -193,6 +193,42 @@ static void test_unopenable_log_is_said_once(void **state)
     expect_fallback("/nonexistent-hwtag-dir/r.log", "hwtag: cannot open HWTAG_LOG_PATH");
 }
 
+/* A symlink planted at the log's path (another user's, in a shared directory) is refused:
+ * its target keeps its contents and the report goes to stderr. */
+static void test_symlinked_log_is_refused(void **state)
+{
+    (void)state;
+    char target[160], link[160], text[64];
+    snprintf(target, sizeof(target), "%s/victim", dir);
+    snprintf(link, sizeof(link), "%s/report.link", dir);
+    int fd = open(target, O_WRONLY | O_CREAT | O_EXCL, 0600);
+    assert_true(fd >= 0);
+    assert_int_equal(write(fd, "untouched\n", 10), 10);
+    close(fd);
+    assert_int_equal(symlink(target, link), 0);
+    expect_fallback(link, "is a symbolic link (not followed), reporting to stderr");
+    fd = open(target, O_RDONLY);
+    assert_true(fd >= 0);
+    ssize_t n = read(fd, text, sizeof(text) - 1);
+    close(fd);
+    assert_int_equal(n, 10);
+    text[n] = '\0';
+    assert_string_equal(text, "untouched\n");
+    unlink(link);
+    unlink(target);
+}
+
+/* A FIFO nobody reads would block the open for good: the report comes on stderr. */
+static void test_fifo_log_does_not_block(void **state)
+{
+    (void)state;
+    char fifo[160];
+    snprintf(fifo, sizeof(fifo), "%s/report.fifo", dir);
+    assert_int_equal(mkfifo(fifo, 0600), 0);
+    expect_fallback(fifo, "hwtag: cannot open HWTAG_LOG_PATH");
+    unlink(fifo);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -200,6 +236,8 @@ int main(void)
         cmocka_unit_test(test_forked_child_reports_to_its_own_file),
         cmocka_unit_test(test_unwritable_log_falls_back_to_stderr),
         cmocka_unit_test(test_unopenable_log_is_said_once),
+        cmocka_unit_test(test_symlinked_log_is_refused),
+        cmocka_unit_test(test_fifo_log_does_not_block),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* The option parser and the HWTAG_* environment reader, with stderr captured. */
+/* The option parser and the HWTAG_* environment reader, with stderr captured; AT_SECURE
+ * is simulated through the OS seam (hwt_os_simulate_secure in os.c). */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -13,6 +14,7 @@
 #include <unistd.h>
 
 #include "options.h"
+#include "os.h"
 
 extern char **environ;
 
@@ -72,6 +74,7 @@ static int teardown(void **state)
     (void)state;
     clear_hwtag_env();
     hwt_opts = saved_opts;
+    hwt_os_simulate_secure = false;
     return 0;
 }
 
@@ -716,6 +719,138 @@ static void test_empty_options_variable_is_quiet(void **state)
     assert_opts_equal(&hwt_opts, &before);
 }
 
+/* --- secure execution (AT_SECURE) ------------------------------------------------------------ */
+
+/* The rule lives in the table: a row that holds a string holds a file or a program's name
+ * today, so a new string row without the flag is more likely an oversight than not. */
+static void test_file_options_are_flagged(void **state)
+{
+    (void)state;
+    uint64_t flagged = 0;
+    for (size_t i = 0; i < hwt_option_count; i++) {
+        const struct hwt_option_desc *d = &hwt_option_table[i];
+        if (d->flags & HWT_OPT_NAMES_FILE)
+            flagged |= UINT64_C(1) << i;
+        if (d->type == HWT_OPT_STRING)
+            assert_true(d->flags & HWT_OPT_NAMES_FILE);
+    }
+    assert_int_equal(flagged, bit("HWTAG_LOG_PATH") | bit("HWTAG_SYMBOLIZER"));
+}
+
+static void test_not_secure_takes_file_options(void **state)
+{
+    (void)state;
+    assert_int_equal(setenv("HWTAG_LOG_PATH", "/tmp/r.%p", 1), 0);
+    assert_int_equal(setenv("HWTAG_OPTIONS", "symbolizer=/usr/bin/addr2line", 1), 0);
+    char err[4096];
+    init_capturing_stderr(err, sizeof(err));
+    assert_string_equal(err, "");
+    assert_string_equal(hwt_opts.log_path, "/tmp/r.%p");
+    assert_string_equal(hwt_opts.symbolizer, "/usr/bin/addr2line");
+    assert_int_equal(hwt_options_ignored, 0);
+}
+
+/* Safe options of every type are kept; the two that name a file or a program are not, and
+ * no line is printed (a preloaded library in sudo or passwd stays quiet). */
+static void test_secure_ignores_file_variables(void **state)
+{
+    (void)state;
+    hwt_os_simulate_secure = true;
+    assert_int_equal(setenv("HWTAG_LOG_PATH", "/etc/hwtag-owned.%p", 1), 0);
+    assert_int_equal(setenv("HWTAG_SYMBOLIZER", "/tmp/evil", 1), 0);
+    assert_int_equal(setenv("HWTAG_MODE", "async", 1), 0);
+    assert_int_equal(setenv("HWTAG_FAULT", "report", 1), 0);
+    assert_int_equal(setenv("HWTAG_SAMPLE", "7", 1), 0);
+    assert_int_equal(setenv("HWTAG_STACKTRACE", "off", 1), 0);
+    assert_int_equal(setenv("HWTAG_VERBOSE", "on", 1), 0);
+    assert_int_equal(setenv("HWTAG_SYMBOLIZE", "on", 1), 0);
+    assert_int_equal(setenv("HWTAG_MAX_REPORTS", "3", 1), 0);
+    char err[4096];
+    init_capturing_stderr(err, sizeof(err));
+    assert_string_equal(err, "");
+    assert_null(hwt_opts.log_path);
+    assert_null(hwt_opts.symbolizer);
+    assert_int_equal(hwt_opts.mode, HWT_MODE_ASYNC);
+    assert_int_equal(hwt_opts.fault, HWT_FAULT_REPORT);
+    assert_int_equal(hwt_opts.sample, 7);
+    assert_int_equal(hwt_opts.stacktrace, HWT_OFF);
+    assert_int_equal(hwt_opts.verbose, HWT_ON);
+    assert_int_equal(hwt_opts.symbolize, HWT_ON);
+    assert_int_equal(hwt_opts.max_reports, 3);
+    assert_int_equal(hwt_options_ignored, bit("HWTAG_LOG_PATH") | bit("HWTAG_SYMBOLIZER"));
+}
+
+static void test_secure_ignores_file_keys_of_the_list(void **state)
+{
+    (void)state;
+    hwt_os_simulate_secure = true;
+    assert_int_equal(setenv("HWTAG_OPTIONS",
+                            "log_path=/root/.bashrc:mode=asymm:symbolizer=/tmp/evil:sample=9:"
+                            "fault=panic_on_write:print_stats=on",
+                            1),
+                     0);
+    char err[4096];
+    init_capturing_stderr(err, sizeof(err));
+    assert_string_equal(err, "");
+    assert_null(hwt_opts.log_path);
+    assert_null(hwt_opts.symbolizer);
+    assert_int_equal(hwt_opts.mode, HWT_MODE_ASYMM);
+    assert_int_equal(hwt_opts.sample, 9);
+    assert_int_equal(hwt_opts.fault, HWT_FAULT_PANIC_ON_WRITE);
+    assert_int_equal(hwt_opts.print_stats, HWT_ON);
+    assert_int_equal(hwt_options_ignored, bit("HWTAG_LOG_PATH") | bit("HWTAG_SYMBOLIZER"));
+}
+
+/* Both sources at once, in either order in environ, and a value the parser would refuse:
+ * nothing of them is taken, and nothing is said about them. */
+static void test_secure_ignores_both_sources_and_bad_values(void **state)
+{
+    (void)state;
+    hwt_os_simulate_secure = true;
+    assert_int_equal(setenv("HWTAG_LOG_PATH", "", 1), 0);
+    assert_int_equal(setenv("HWTAG_OPTIONS", "log_path=/a:sample_order=4", 1), 0);
+    assert_int_equal(setenv("HWTAG_SYMBOLIZER", "/b", 1), 0);
+    char err[4096];
+    init_capturing_stderr(err, sizeof(err));
+    assert_string_equal(err, "");
+    assert_null(hwt_opts.log_path);
+    assert_null(hwt_opts.symbolizer);
+    assert_int_equal(hwt_opts.sample_order, 4);
+    assert_int_equal(hwt_options_ignored, bit("HWTAG_LOG_PATH") | bit("HWTAG_SYMBOLIZER"));
+}
+
+/* The other diagnostics still come, on stderr: only the file and program rows are dropped. */
+static void test_secure_still_reports_bad_safe_values(void **state)
+{
+    (void)state;
+    hwt_os_simulate_secure = true;
+    assert_int_equal(setenv("HWTAG_MODE", "nope", 1), 0);
+    assert_int_equal(setenv("HWTAG_OPTIONS", "sample=0:log_path=/tmp/x", 1), 0);
+    char err[4096];
+    init_capturing_stderr(err, sizeof(err));
+    assert_int_equal(count_lines(err), 2);
+    assert_non_null(strstr(err, "HWTAG_MODE: invalid value 'nope'"));
+    assert_non_null(strstr(err, "HWTAG_OPTIONS: sample: invalid value '0'"));
+    assert_null(strstr(err, "/tmp/x"));
+    assert_int_equal(hwt_opts.mode, HWT_MODE_SYNC);
+    assert_int_equal(hwt_opts.sample, 1);
+    assert_null(hwt_opts.log_path);
+    assert_int_equal(hwt_options_ignored, bit("HWTAG_LOG_PATH"));
+}
+
+/* A secure process whose environment names no file: nothing counted as ignored. */
+static void test_secure_without_file_options(void **state)
+{
+    (void)state;
+    hwt_os_simulate_secure = true;
+    assert_int_equal(setenv("HWTAG_MODE", "off", 1), 0);
+    char err[4096];
+    init_capturing_stderr(err, sizeof(err));
+    assert_string_equal(err, "");
+    assert_int_equal(hwt_opts.mode, HWT_MODE_OFF);
+    assert_int_equal(hwt_options_ignored, 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -758,6 +893,14 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_options_variable_problems_one_line_each, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_empty_options_variable_is_quiet, setup, teardown),
+        cmocka_unit_test(test_file_options_are_flagged),
+        cmocka_unit_test_setup_teardown(test_not_secure_takes_file_options, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_secure_ignores_file_variables, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_secure_ignores_file_keys_of_the_list, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_secure_ignores_both_sources_and_bad_values, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_secure_still_reports_bad_safe_values, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_secure_without_file_options, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
