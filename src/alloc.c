@@ -4,6 +4,7 @@
 #include "alloc.h"
 #include "alloc_fast.h"
 
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -284,6 +285,7 @@ void hwt_alloc_free(void *ptr, struct hwt_caller c)
     uint32_t idx = 0;
     if (ptr == NULL)
         return;
+    int saved = errno; /* free leaves errno alone (POSIX.1-2024) */
     hwt_init_ensure();
     enter();
     mte_tco_set();
@@ -293,6 +295,7 @@ void hwt_alloc_free(void *ptr, struct hwt_caller c)
     }
     mte_tco_clear();
     leave();
+    errno = saved;
 }
 
 static void *realloc_checked(void *ptr, size_t size, bool *bad, struct hwt_caller c);

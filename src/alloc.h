@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* The allocator's front end: what interpose.c calls. Sizes and alignments arrive already
- * checked for overflow; errno is the caller's business. */
+ * checked for overflow; errno is the caller's business, but free's (hwt_alloc_free keeps it). */
 #ifndef HWT_ALLOC_H
 #define HWT_ALLOC_H
 
