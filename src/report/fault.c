@@ -91,6 +91,7 @@ static void tag_fault(siginfo_t *info, void *ucontext)
     if (r->asynchronous) {
         r->bug = HWTAG_BUG_INVALID_ACCESS;
     } else {
+        r->tag_fault = true;
         r->addr = hwt_context_fault_addr(info, ucontext);
         r->pointer_tag = mte_ptr_tag((const void *)r->addr);
         r->memory_tag = mte_load_tag(mte_untag(info->si_addr));

@@ -8,6 +8,7 @@
 
 #include "arch/mte.h"
 #include "history.h"
+#include "os.h"
 #include "lookup.h"
 #include "pool.h"
 #include "stackdepot.h"
@@ -81,6 +82,43 @@ static void from_history(struct hwt_report *r)
         r->bug = o->large ? HWTAG_BUG_USE_AFTER_FREE : HWTAG_BUG_SLAB_USE_AFTER_FREE;
 }
 
+/* The live object nearest to addr in direction dir (-1: below, +1: above), within a page,
+ * that does not hold addr itself: the last slot of the span below, a mapping's guard, an
+ * object of another class beyond an unused span. Stops at the first object found. */
+static bool nearest_beyond(uintptr_t addr, int dir, const struct hwt_object *here,
+                           struct hwt_object *out)
+{
+    for (uintptr_t d = HWT_GRANULE; d <= hwt_os_page_size; d += HWT_GRANULE) {
+        uintptr_t probe = dir < 0 ? addr - d : addr + d;
+        if (!hwt_lookup_addr(probe, out))
+            continue;
+        if (here != NULL && out->start == here->start && out->large == here->large)
+            continue;
+        return true;
+    }
+    return false;
+}
+
+/* An access within a page past an object's end (or before its start) that no object at
+ * addr explains is that object's overflow when the pointer carries its tag: malloc(4096)
+ * and p[4096] reads the next span, which belongs to no object or to another class. */
+static bool across_boundary(struct hwt_report *r, uintptr_t addr, const struct hwt_object *here)
+{
+    struct hwt_object o;
+    for (int dir = -1; dir <= 1; dir += 2) {
+        if (!nearest_beyond(addr, dir, here, &o) || !o.live || o.tag != r->pointer_tag)
+            continue;
+        if (dir < 0 ? addr < o.start + o.requested : addr >= o.start)
+            continue; /* it holds addr after all (a mapping's guard page below) */
+        r->have_object = true;
+        r->object = o;
+        r->bug = o.large ? HWTAG_BUG_OUT_OF_BOUNDS : HWTAG_BUG_SLAB_OUT_OF_BOUNDS;
+        r->foreign_tag = false;
+        return true;
+    }
+    return false;
+}
+
 static void mark_foreign_tag(struct hwt_report *r)
 {
     r->history_off = !hwt_history_recording();
@@ -119,8 +157,10 @@ void hwt_infer_bug(struct hwt_report *r)
 
     r->have_object = false;
     r->bug = HWTAG_BUG_INVALID_ACCESS;
-    if (!hwt_lookup_addr(addr, &obj))
+    if (!hwt_lookup_addr(addr, &obj)) {
+        across_boundary(r, addr, NULL);
         return;
+    }
     if (obj.live && obj.tag != r->pointer_tag) {
         r->have_object = true;
         r->object = obj;
@@ -132,11 +172,14 @@ void hwt_infer_bug(struct hwt_report *r)
     }
     if (!obj.large) {
         infer_small(r, addr, &obj);
-        if (r->bug == HWTAG_BUG_INVALID_ACCESS && r->object.tag != r->pointer_tag)
+        if (r->bug == HWTAG_BUG_INVALID_ACCESS && r->object.tag != r->pointer_tag &&
+            !across_boundary(r, addr, &obj))
             from_history(r);
         mark_foreign_tag(r);
         return;
     }
+    if (obj.tag != r->pointer_tag && across_boundary(r, addr, &obj))
+        return;
     r->have_object = true;
     r->object = obj;
     if (!obj.live && obj.ever_used)
@@ -175,17 +218,21 @@ static void gather_stack(struct hwt_report_stack *out, uint32_t id)
 }
 
 /* Granule tags of the rows around addr; HWT_REPORT_TAG_UNKNOWN where no heap memory is
- * known to be mapped (never ldg a foreign address). */
+ * known to be mapped (never ldg a foreign address). The page of a tag-check fault is tagged
+ * memory whatever it holds (an unused span beyond an object, say): its tags are read too. */
 static void gather_tags(struct hwt_report *r, uintptr_t addr)
 {
     uintptr_t fault_row = hwt_align_down(addr, HWT_REPORT_ROW_BYTES);
+    uintptr_t fault_page = hwt_align_down(addr, hwt_os_page_size);
+    bool page_tagged = r->tag_fault;
     struct hwt_object obj;
 
     r->dump_start = fault_row - (HWT_REPORT_DUMP_ROWS / 2) * HWT_REPORT_ROW_BYTES;
     for (unsigned i = 0; i < HWT_REPORT_DUMP_GRANULES; i++) {
         uintptr_t granule = r->dump_start + (uintptr_t)i * HWT_GRANULE;
-        r->dump_tags[i] = hwt_lookup_addr(granule, &obj) ? (uint8_t)mte_load_tag(granule)
-                                                         : HWT_REPORT_TAG_UNKNOWN;
+        bool known = (page_tagged && hwt_align_down(granule, hwt_os_page_size) == fault_page) ||
+                     hwt_lookup_addr(granule, &obj);
+        r->dump_tags[i] = known ? (uint8_t)mte_load_tag(granule) : HWT_REPORT_TAG_UNKNOWN;
     }
 }
 

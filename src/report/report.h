@@ -32,6 +32,7 @@ struct hwt_report {
     enum hwtag_bug_type bug;
     enum hwtag_access_type access;
     bool asynchronous;
+    bool tag_fault;     /* a synchronous tag-check fault: addr's page is tagged memory */
     uintptr_t addr;     /* tagged address */
     size_t access_size; /* 0 = unknown */
     unsigned pointer_tag, memory_tag;
