@@ -3,6 +3,7 @@
  * choice for bad requests is noted where it is made. */
 #include <errno.h>
 #include <malloc.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,6 +14,7 @@
 #include "arch/caller.h"
 #include "arch/mte.h"
 #include "callback.h"
+#include "chain.h"
 #include "hwtag.h"
 #include "init.h"
 #include "fault.h"
@@ -423,4 +425,15 @@ EXPORT void hwtag_pool_free(void *ptr, size_t size)
     mte_tco_clear();
     if (v == HWT_POOL_EINVAL)
         errno = EINVAL;
+}
+
+/* The program's SIGSEGV handler goes behind ours, so that a tag-check fault is reported in
+ * a program that installs one (gawk, through libsigsegv), and every other fault reaches it
+ * as if we were not there (chain.c). Other signals, and SIGSEGV before our handler is in
+ * place, go straight to libc. */
+EXPORT int sigaction(int sig, const struct sigaction *act, struct sigaction *old)
+{
+    if (sig == SIGSEGV && hwt_chain_app_sigaction(act, old))
+        return 0;
+    return hwt_os_sigaction(sig, act, old);
 }

@@ -4,6 +4,7 @@
 #include "os.h"
 
 #include <errno.h>
+#include <signal.h>
 #include <fcntl.h>
 #include <sys/auxv.h>
 #include <sys/mman.h>
@@ -253,4 +254,12 @@ bool hwt_os_mte_set_mode(int mode)
     (void)mode;
     return false;
 #endif
+}
+
+/* glibc's exported second name of sigaction: interpose.c defines sigaction itself. */
+extern int __sigaction(int sig, const struct sigaction *act, struct sigaction *old);
+
+int hwt_os_sigaction(int sig, const struct sigaction *act, struct sigaction *old)
+{
+    return __sigaction(sig, act, old);
 }

@@ -52,6 +52,11 @@ bool hwt_os_secure(void);
  * take it away, so a process the kernel marked stays secure whatever writes it. */
 extern bool hwt_os_simulate_secure;
 
+struct sigaction;
+/* libc's sigaction itself, past the program-facing one that interpose.c defines (which
+ * keeps our SIGSEGV handler in front). signal-safe */
+int hwt_os_sigaction(int sig, const struct sigaction *act, struct sigaction *old);
+
 /* 64 random bits from the kernel (AT_RANDOM and the stack address when getrandom fails). */
 uint64_t hwt_os_random64(void);
 

@@ -7,12 +7,52 @@
 
 #include "arch/mte.h"
 #include "fault.h"
+#include "os.h"
 
-static struct sigaction previous; /* disposition before ours */
+/* The program's SIGSEGV disposition: the one ours replaced, then whatever the program sets
+ * through sigaction (interpose.c). A seqlock: the handler copies it out lock-free; writers
+ * are serialised by the odd count. */
+static struct sigaction previous;
+static unsigned previous_seq; /* odd while a writer changes previous */
+static bool in_front;         /* our handler is installed: the program's goes behind it */
+
+static void load_previous(struct sigaction *out)
+{
+    unsigned seq;
+    do {
+        seq = __atomic_load_n(&previous_seq, __ATOMIC_ACQUIRE);
+        memcpy(out, &previous, sizeof(*out));
+        __atomic_thread_fence(__ATOMIC_ACQUIRE);
+    } while ((seq & 1) != 0 || seq != __atomic_load_n(&previous_seq, __ATOMIC_RELAXED));
+}
+
+static void store_previous(const struct sigaction *act)
+{
+    unsigned seq = __atomic_load_n(&previous_seq, __ATOMIC_RELAXED);
+    while ((seq & 1) != 0 || !__atomic_compare_exchange_n(&previous_seq, &seq, seq + 1, true,
+                                                          __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
+        seq = __atomic_load_n(&previous_seq, __ATOMIC_RELAXED);
+    memcpy(&previous, act, sizeof(previous));
+    __atomic_store_n(&previous_seq, seq + 2, __ATOMIC_RELEASE);
+}
 
 void hwt_chain_set_previous(const struct sigaction *old)
 {
-    previous = *old;
+    store_previous(old);
+    __atomic_store_n(&in_front, true, __ATOMIC_RELEASE);
+}
+
+bool hwt_chain_app_sigaction(const struct sigaction *act, struct sigaction *old)
+{
+    if (!__atomic_load_n(&in_front, __ATOMIC_ACQUIRE))
+        return false;
+    struct sigaction before;
+    load_previous(&before);
+    if (act != NULL)
+        store_previous(act);
+    if (old != NULL)
+        *old = before;
+    return true;
 }
 
 static void restore_default(int sig)
@@ -21,12 +61,21 @@ static void restore_default(int sig)
     memset(&dfl, 0, sizeof(dfl));
     dfl.sa_handler = SIG_DFL;
     sigemptyset(&dfl.sa_mask);
-    sigaction(sig, &dfl, NULL);
+    hwt_os_sigaction(sig, &dfl, NULL);
+    __atomic_store_n(&in_front, false, __ATOMIC_RELEASE);
+}
+
+bool hwt_chain_default_action(void)
+{
+    struct sigaction act;
+    load_previous(&act);
+    return !(act.sa_flags & SA_SIGINFO) && (act.sa_handler == SIG_DFL || act.sa_handler == SIG_IGN);
 }
 
 void hwt_chain_forward(int sig, siginfo_t *info, void *ucontext)
 {
-    struct sigaction act = previous;
+    struct sigaction act;
+    load_previous(&act);
     bool user_sent = info->si_code <= 0;
 
     if (!(act.sa_flags & SA_SIGINFO) && (act.sa_handler == SIG_DFL || act.sa_handler == SIG_IGN)) {
@@ -49,8 +98,14 @@ void hwt_chain_forward(int sig, siginfo_t *info, void *ucontext)
             sigaddset(&mask, s);
     if (act.sa_flags & SA_NODEFER)
         sigdelset(&mask, sig);
-    if (act.sa_flags & SA_RESETHAND)
-        restore_default(sig);
+    if (act.sa_flags & SA_RESETHAND) {
+        /* back to the default for the program; ours stays in front for tag faults */
+        struct sigaction dfl;
+        memset(&dfl, 0, sizeof(dfl));
+        dfl.sa_handler = SIG_DFL;
+        sigemptyset(&dfl.sa_mask);
+        store_previous(&dfl);
+    }
     sigprocmask(SIG_SETMASK, &mask, NULL);
     if (act.sa_flags & SA_SIGINFO) {
         siginfo_t copy = *info;

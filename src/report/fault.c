@@ -13,6 +13,8 @@
 #include "callback.h"
 #include "chain.h"
 #include "context.h"
+#include "fmt.h"
+#include "history.h"
 #include "infer.h"
 #include "lookup.h"
 #include "mode.h"
@@ -108,6 +110,59 @@ static void tag_fault(siginfo_t *info, void *ucontext)
     }
 }
 
+static const char *segv_code_name(int code)
+{
+    switch (code) {
+    case SEGV_MAPERR:
+        return "SEGV_MAPERR";
+    case SEGV_ACCERR:
+        return "SEGV_ACCERR";
+    default:
+        return "SEGV";
+    }
+}
+
+/* What the heap knows of addr, for a fault that is no report of ours: the object that holds
+ * it (or held it, by the history of recent frees, when its pages went back to the OS). */
+static void describe_stray(struct hwt_buf *b, const void *tagged)
+{
+    uintptr_t addr = mte_untag(tagged);
+    struct hwt_object o;
+    struct hwt_history_event alloc, freed;
+    const char *state = "";
+
+    if (hwt_lookup_addr(addr, &o)) {
+        state = o.live ? "" : "freed ";
+    } else if (hwt_history_find((uintptr_t)tagged, &alloc, &freed)) {
+        o.start = mte_untag((const void *)alloc.ptr);
+        o.requested = alloc.size;
+        state = freed.seq != 0 ? "freed and unmapped " : "";
+    } else {
+        hwt_fmt_printf(b, "not a heap address");
+        return;
+    }
+    long dist = hwt_report_distance(addr, &o);
+    const char *where = addr < o.start                  ? "left of"
+                        : addr >= o.start + o.requested ? "right of"
+                                                        : "inside";
+    hwt_fmt_printf(b, "%ld bytes %s the %s%zu-byte object at %lx", dist < 0 ? -dist : dist, where,
+                   state, o.requested, (unsigned long)o.start);
+}
+
+/* A segmentation fault that is not a tag-check fault, about to take the default action:
+ * one line so that nobody takes the death for a report of ours. */
+static void stray_fault_notice(const siginfo_t *info)
+{
+    char line[256];
+    struct hwt_buf b;
+    hwt_fmt_init(&b, line, sizeof(line));
+    hwt_fmt_printf(&b, "hwtag: SIGSEGV (%s) at %016lx: not a tag-check fault; ",
+                   segv_code_name(info->si_code), (unsigned long)info->si_addr);
+    describe_stray(&b, info->si_addr);
+    hwt_fmt_printf(&b, "\n");
+    hwt_sink_notice(b.data);
+}
+
 static void handler(int sig, siginfo_t *info, void *ucontext)
 {
     int saved_errno = errno;
@@ -116,6 +171,8 @@ static void handler(int sig, siginfo_t *info, void *ucontext)
     if (sig == SIGSEGV && (info->si_code == SEGV_MTESERR || info->si_code == SEGV_MTEAERR)) {
         tag_fault(info, ucontext);
     } else {
+        if (sig == SIGSEGV && info->si_code > 0 && hwt_chain_default_action())
+            stray_fault_notice(info);
         /* The kernel enters handlers with TCO clear; give the old one the same. */
         mte_tco_clear();
         hwt_chain_forward(sig, info, ucontext);
@@ -134,7 +191,7 @@ void hwt_fault_install(void)
     sa.sa_sigaction = handler;
     sa.sa_flags = SA_SIGINFO | SA_ONSTACK | SA_EXPOSE_TAGBITS;
     sigemptyset(&sa.sa_mask);
-    if (sigaction(SIGSEGV, &sa, &old) != 0)
+    if (hwt_os_sigaction(SIGSEGV, &sa, &old) != 0)
         return;
     /* Re-installing must not make us our own predecessor (chain would loop). */
     if (!((old.sa_flags & SA_SIGINFO) && old.sa_sigaction == handler))

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "fmt.h"
+#include "os.h"
 #include "options.h"
 #include "sink.h"
 
@@ -64,7 +65,7 @@ void hwt_mode_panic(void)
     memset(&dfl, 0, sizeof(dfl));
     dfl.sa_handler = SIG_DFL;
     sigemptyset(&dfl.sa_mask);
-    sigaction(SIGABRT, &dfl, NULL);
+    hwt_os_sigaction(SIGABRT, &dfl, NULL);
     sigemptyset(&set);
     sigaddset(&set, SIGABRT);
     sigprocmask(SIG_UNBLOCK, &set, NULL);

@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /* libhwtag's SIGSEGV handler and the program's: faults that are not tag-check faults
- * reach the program's handler (installed before ours, or after ours and forwarding what
- * it does not handle), tag-check faults forwarded to us are reported with the right
- * pointer tag, and without any program handler a plain segfault still kills with SIGSEGV
- * and prints no report. */
+ * reach the program's handler (installed before ours, or after ours, which keeps ours in
+ * front), tag-check faults are reported with the right pointer tag, the program sees its
+ * own dispositions through sigaction, and without any program handler a plain segfault
+ * still kills with SIGSEGV after one line saying it is not a report. */
 #include <setjmp.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -25,6 +25,7 @@
 
 static struct child_result result;
 static struct sigaction previous;
+static volatile unsigned char sink_byte;
 
 /* The program's handler: says what it got and leaves. */
 static void app_handler(int sig, siginfo_t *info, void *uc)
@@ -99,6 +100,46 @@ static void app_after_library(void *arg)
     _exit(0);
 }
 
+/* What the program sees through sigaction is its own disposition, never ours. */
+static void query_dispositions(void *arg)
+{
+    (void)arg;
+    struct sigaction old, now;
+    install(app_handler, &old);
+    say("first_old_is_default", !(old.sa_flags & SA_SIGINFO) && old.sa_handler == SIG_DFL);
+    if (sigaction(SIGSEGV, NULL, &now) != 0)
+        _exit(96);
+    say("now_is_app", (now.sa_flags & SA_SIGINFO) && now.sa_sigaction == app_handler);
+    install(forwarding_handler, &old);
+    say("second_old_is_app", (old.sa_flags & SA_SIGINFO) && old.sa_sigaction == app_handler);
+    _exit(0);
+}
+
+/* A handler that makes the page writable and returns: the store then goes through, as
+ * without the library (write barriers of garbage collectors work so). */
+static volatile char *fixable_page;
+
+static void fixing_handler(int sig, siginfo_t *info, void *uc)
+{
+    (void)sig;
+    (void)info;
+    (void)uc;
+    if (mprotect((void *)fixable_page, 4096, PROT_READ | PROT_WRITE) != 0)
+        _exit(95);
+}
+
+static void fixed_and_resumed(void *arg)
+{
+    (void)arg;
+    fixable_page = mmap(NULL, 4096, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (fixable_page == MAP_FAILED)
+        _exit(98);
+    install(fixing_handler, NULL);
+    fixable_page[8] = 42;
+    say("stored", (uintptr_t)fixable_page[8]);
+    _exit(0);
+}
+
 static void run(void (*fn)(void *), void *arg)
 {
     if (!tagging_active())
@@ -113,6 +154,7 @@ static void expect_app_got_the_page_fault(void)
     assert_int_equal(hex_after(result.output, "app_addr=0x"),
                      hex_after(result.output, "page=0x") + 16);
     expect_no_text(&result, "KASAN");
+    expect_no_text(&result, "not a tag-check fault");
 }
 
 static void test_app_handler_installed_before_gets_other_faults(void **state)
@@ -138,8 +180,28 @@ static void test_app_handler_installed_after_gets_other_faults(void **state)
     expect_app_got_the_page_fault();
 }
 
-/* Forwarded without the tag in si_addr, the report still has the pointer's tag. */
-static void test_forwarded_tag_fault_keeps_the_pointer_tag(void **state)
+static void test_program_sees_its_own_dispositions(void **state)
+{
+    (void)state;
+    run(query_dispositions, NULL);
+    expect_exit(&result, 0);
+    assert_int_equal(hex_after(result.output, "first_old_is_default=0x"), 1);
+    assert_int_equal(hex_after(result.output, "now_is_app=0x"), 1);
+    assert_int_equal(hex_after(result.output, "second_old_is_app=0x"), 1);
+}
+
+static void test_handler_that_fixes_the_fault_resumes(void **state)
+{
+    (void)state;
+    run(fixed_and_resumed, NULL);
+    expect_exit(&result, 0);
+    assert_int_equal(hex_after(result.output, "stored=0x"), 42);
+    expect_no_text(&result, "not a tag-check fault");
+}
+
+/* The program's handler, installed after ours, stays behind it: the tag-check fault is
+ * reported with the pointer's tag, and the program's handler never sees it. */
+static void test_app_handler_installed_after_does_not_get_tag_faults(void **state)
 {
     (void)state;
     char want[64];
@@ -168,6 +230,19 @@ static void sent_segv(void *arg)
     say_line("survived\n");
 }
 
+/* Unmapped at free (beyond what the cache keeps), so a later read is no tag-check fault. */
+#define UNMAPPED_SIZE (64u << 20)
+
+static __attribute__((noinline)) void read_after_unmapping_free(void *arg)
+{
+    (void)arg;
+    volatile unsigned char *volatile p = malloc(UNMAPPED_SIZE);
+    say("ptr", (uintptr_t)p);
+    free((void *)p);
+    sink_byte = p[4096 + 100];
+}
+
+/* No report, but one line saying it is not one, and then the default action. */
 static void test_plain_segfault_still_kills(void **state)
 {
     (void)state;
@@ -175,6 +250,24 @@ static void test_plain_segfault_still_kills(void **state)
     assert_true(result.signaled);
     assert_int_equal(result.signal, SIGSEGV);
     expect_no_text(&result, "KASAN");
+    expect_text(&result, "hwtag: SIGSEGV (SEGV_MAPERR) at 0000000000000000: not a tag-check "
+                         "fault; not a heap address\n");
+}
+
+static void test_segfault_in_unmapped_freed_object_names_it(void **state)
+{
+    (void)state;
+    char want[160];
+    run(read_after_unmapping_free, NULL);
+    assert_true(result.signaled);
+    assert_int_equal(result.signal, SIGSEGV);
+    expect_no_text(&result, "KASAN");
+    uintptr_t ptr = hex_after(result.output, "ptr=0x");
+    snprintf(want, sizeof(want),
+             "hwtag: SIGSEGV (SEGV_MAPERR) at %016lx: not a tag-check fault; 4196 bytes inside "
+             "the freed and unmapped %u-byte object at %lx\n",
+             (unsigned long)(ptr + 4096 + 100), UNMAPPED_SIZE, (unsigned long)untag((void *)ptr));
+    expect_text(&result, want);
 }
 
 static void test_sent_sigsegv_still_kills(void **state)
@@ -185,6 +278,7 @@ static void test_sent_sigsegv_still_kills(void **state)
     assert_int_equal(result.signal, SIGSEGV);
     expect_no_text(&result, "KASAN");
     expect_no_text(&result, "survived");
+    expect_no_text(&result, "not a tag-check fault");
 }
 
 int main(void)
@@ -193,8 +287,11 @@ int main(void)
         cmocka_unit_test(test_app_handler_installed_before_gets_other_faults),
         cmocka_unit_test(test_app_handler_installed_before_does_not_get_tag_faults),
         cmocka_unit_test(test_app_handler_installed_after_gets_other_faults),
-        cmocka_unit_test(test_forwarded_tag_fault_keeps_the_pointer_tag),
+        cmocka_unit_test(test_app_handler_installed_after_does_not_get_tag_faults),
+        cmocka_unit_test(test_program_sees_its_own_dispositions),
+        cmocka_unit_test(test_handler_that_fixes_the_fault_resumes),
         cmocka_unit_test(test_plain_segfault_still_kills),
+        cmocka_unit_test(test_segfault_in_unmapped_freed_object_names_it),
         cmocka_unit_test(test_sent_sigsegv_still_kills),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
