@@ -4,6 +4,7 @@
 #include "slab.h"
 
 #include "arch/mte.h"
+#include "check.h"
 #include "lock.h"
 #include "meta.h"
 #include "options.h"

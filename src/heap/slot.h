@@ -11,6 +11,7 @@
 #include <stdint.h>
 
 #include "arch/mte.h"
+#include "check.h"
 #include "object.h"
 #include "slab.h"
 #include "tag.h"

@@ -8,6 +8,7 @@
 #include <stdint.h>
 
 #include "arch/mte.h"
+#include "check.h"
 
 #define HWT_TAG_BIT(t) ((uint16_t)(1u << (t)))
 

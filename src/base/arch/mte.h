@@ -9,7 +9,6 @@
 #include <stdint.h>
 
 #include "align.h"
-#include "check.h"
 
 #define HWT_GRANULE 16u /* bytes covered by one MTE tag */
 #define HWT_GRANULE_SHIFT 4u
