@@ -417,7 +417,7 @@ bool hwt_slab_span_consistent(const struct hwt_span *s)
         if (!(s->free_bits[i / BITS_PER_WORD] & (UINT64_C(1) << (i % BITS_PER_WORD))))
             continue;
         avail++;
-        if (hwt_slot_state(hwt_slot_load(&s->slots[i])) == HWT_SLOT_LIVE)
+        if (hwt_slab_slot_state(hwt_slab_slot_load(&s->slots[i])) == HWT_SLOT_LIVE)
             return false;
     }
     return avail == s->nfree;
@@ -473,7 +473,7 @@ bool hwt_slab_give_adopted(unsigned cls, uintptr_t addr)
     uint32_t idx = hwt_slab_index(s, addr);
     if (idx >= s->nslots || s->base + (uintptr_t)idx * s->slot_size != addr)
         return false;
-    if (hwt_slot_state(hwt_slot_load(&s->slots[idx])) == HWT_SLOT_LIVE)
+    if (hwt_slab_slot_state(hwt_slab_slot_load(&s->slots[idx])) == HWT_SLOT_LIVE)
         return false;
     struct central *c = &centrals[s->arena][cls];
     uint64_t bit = UINT64_C(1) << (idx % BITS_PER_WORD);
@@ -488,7 +488,7 @@ bool hwt_slab_give_adopted(unsigned cls, uintptr_t addr)
 
 size_t hwt_slab_requested(const struct hwt_span *s, uint32_t idx)
 {
-    return hwt_slot_requested(hwt_slot_load(&s->slots[idx]));
+    return hwt_slab_slot_requested(hwt_slab_slot_load(&s->slots[idx]));
 }
 
 size_t hwt_slab_usable(const struct hwt_span *s, uint32_t idx)
@@ -546,10 +546,10 @@ void hwt_slab_class_usage(struct hwt_class_usage *out)
                 continue;
             u->span_bytes += s->span_size;
             for (uint32_t k = 0; k < s->nslots; k++) {
-                uint64_t w = hwt_slot_load(&s->slots[k]);
-                if (hwt_slot_state(w) == HWT_SLOT_LIVE) {
+                uint64_t w = hwt_slab_slot_load(&s->slots[k]);
+                if (hwt_slab_slot_state(w) == HWT_SLOT_LIVE) {
                     u->live_slots++;
-                    u->live_bytes += hwt_align_up(hwt_slot_requested(w), HWT_GRANULE);
+                    u->live_bytes += hwt_align_up(hwt_slab_slot_requested(w), HWT_GRANULE);
                 }
             }
             u->free_in_span += __atomic_load_n(&s->nfree, __ATOMIC_RELAXED);
