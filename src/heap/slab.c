@@ -24,11 +24,11 @@ enum { LIST_NONE, LIST_PARTIAL, LIST_EMPTY, LIST_RELEASED };
  * has taken back KEEP_CHURN_RETAKES spans it gave away churns them (python3 start-up takes
  * back 41 at most in one class): it keeps its spans committed up to the most it had in use
  * lately (HWT_SLAB_PEAK_WINDOW), at least KEEP_CHURN of them and at most
- * HWT_SLAB_KEEP_CHURN_MAX_BYTES. rpmalloc's rptest (2 threads, 8..16000 B, objects handed between
- * threads) gave back and faulted in again 4582 spans: 1.48x glibc's time, 3x its page faults. With
- * 4 kept, a producer and a consumer of 64-byte objects (xmalloc-test: up to 26 MiB queued) still
- * gave back and faulted in a 16 KiB span 9000 times a second: 0.9-1.2x glibc's time; up to the
- * recent peak, 280 times in 3 s: 0.6x. */
+ * HWT_SLAB_KEEP_CHURN_MAX_BYTES. Without it, programs that hand objects between threads
+ * (rpmalloc's rptest) gave back spans and faulted them in again thousands of times, and
+ * were slower than glibc with several times its page faults; a fixed handful kept still
+ * left a producer and a consumer of small objects (xmalloc-test) cycling one span many
+ * times a second. Keeping up to the recent peak is what stops the cycle. */
 #define KEEP_EMPTY_MAX_SLOT 4096u
 #define KEEP_CHURN 4u
 #define KEEP_CHURN_RETAKES 64u
@@ -427,7 +427,7 @@ void hwt_slab_give(unsigned cls, const struct hwt_slab_ref *slots, unsigned n)
 {
     /* each slot to its span's arena: one lock at a time, kept while the arena stays; and
      * the span kept while the slots are its own (a drain's are often one span's, in the
-     * order a refill took them: bursts of 1000 blocks, off, 272 -> 256 instructions a pair) */
+     * order a refill took them, so most slots skip the page map lookup) */
     struct central *c = NULL;
     struct hwt_span *s = NULL;
     for (unsigned i = 0; i < n; i++) {

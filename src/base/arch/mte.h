@@ -22,7 +22,8 @@
 #define HWT_TAG_SHIFT 56u
 #define HWT_ADDR_MASK ((UINT64_C(1) << HWT_TAG_SHIFT) - 1)
 
-/* Set once at start-up by hwt_os_mte_init(): tag checks are on and tags may be written. */
+/* Set once at start-up by init.c (setup_mte, once the kernel took a tag-check mode): tag
+ * checks are on and tags may be written. */
 extern int hwt_mte_active;
 /* DC GVA/GZVA block size in bytes (DCZID_EL0), a power of two >= HWT_GRANULE. */
 extern size_t hwt_mte_dcz_block;
