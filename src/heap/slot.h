@@ -11,6 +11,7 @@
 #include <stdint.h>
 
 #include "arch/mte.h"
+#include "arch/mte_range.h"
 #include "check.h"
 #include "object.h"
 #include "slab.h"
