@@ -242,8 +242,8 @@ const uint64_t hwt_unwind_key_constants[2] = {UINT64_C(0x9e3779b97f4a7c15),
  * next to the static TLS) at the top of one block, a mapping of its own or the stack the
  * program gave it: the records of addr's callers lie between addr's page and the thread
  * pointer. When the kernel can read all of that range now, it is bounds enough, for one
- * system call instead of a read of /proc/self/maps (mimalloc-bench's mleak, 50000 threads of
- * one allocation each, stacks on: 2.0x glibc's time, 20% of it in the read). A frame below
+ * system call instead of a read of /proc/self/maps (a program that starts many short threads
+ * of a few allocations each otherwise spends much of its time reading the maps). A frame below
  * that page later takes the maps (stack_range_of). The main thread's thread pointer is in
  * another mapping. */
 static bool thread_block_range(uintptr_t addr, struct stack_range *out)

@@ -56,13 +56,13 @@ bool hwt_unwind_stack_bounds(uintptr_t addr, uintptr_t *lo, uintptr_t *hi);
  * (HWT_TCACHE_STACK_SET_BITS). A collision (a wrong stack in a report) has odds of 2^-64 a
  * pair. The two constants are read from memory: one load where building them takes eight
  * instructions.
- * On aarch64 an address costs one multiply-add, key * mul + pc (a frame of the fast paths'
- * walk: 5 instructions, where a multiply of key ^ pc made it 6). The last address is then
+ * On aarch64 an address costs one multiply-add, key * mul + pc (an instruction fewer a
+ * frame of the fast paths' walk than a multiply of key ^ pc). The last address is then
  * not multiplied, so the end folds the low byte, where it differs from a neighbour call
  * site's, into the top byte (one instruction; a final multiply cost one at each frame, as
  * the compiler computed it ahead for each of the walk's ways out). x86_64 has no
  * multiply-add: there (key ^ pc) * mul, which mixes the last address itself, so the end
- * has nothing to fold (3 instructions fewer a capture). */
+ * has nothing to fold. */
 extern const uint64_t hwt_unwind_key_constants[2]; /* seed, odd multiplier */
 #define HWT_UNWIND_KEY_SEED (hwt_unwind_key_constants[0])
 #if defined(__aarch64__)

@@ -15,6 +15,7 @@
 
 #include "arch/clock.h"
 #include "arch/mte.h"
+#include "check.h"
 #include "options.h"
 
 #define HWT_HISTORY_ENTRIES 4096u /* a power of two; 96 KiB */

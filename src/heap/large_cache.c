@@ -24,18 +24,17 @@
  * churning buffers then reuses them warm (glibc keeps such memory in its heap too: its top
  * up to a trim threshold of at most 64 MiB, and the holes between live chunks); one that is
  * done with them gets all but the base back as its peak decays, or everything from
- * malloc_trim. With a flat 64 MiB, malloc-large (20 live buffers of 5..25 MiB, each
- * replaced by a new zeroed one) gave pages back at every other free and faulted 3 times as
- * many pages as glibc: 1.95x its time, 0.92x its peak RSS. Half the peak: 1.03x its
- * time, fewer faults than glibc, 1.10x its peak RSS (tcmalloc 1.07x). */
+ * malloc_trim. A flat cap made a program that replaces big buffers with new zeroed ones
+ * (malloc-large) give pages back at every other free and fault far more pages than glibc;
+ * following the peak keeps its time and faults at glibc's for a little more peak RSS,
+ * about as much as tcmalloc holds. */
 #define CACHE_RESIDENT_BASE ((size_t)2 << 20)
 #define CACHE_RESIDENT_CAP ((size_t)64 << 20)
 #define CACHE_RESIDENT_CAP_SHARE 2u /* the cap is at least 1/CAP_SHARE of the recent peak */
 #define CACHE_RESIDENT_SHARE 1u     /* 1/SHARE of the peak; 2 left 5 faults/op, glibc 2.9 */
 /* Tagged mappings (PROT_MTE) keep far less: retagging a warm mapping costs a DC GVA pass
  * anyway, so their pages save less time, and a tagged heap would otherwise hold several MiB
- * more than glibc's after start-up (boot trace: 1.11x glibc with the budget above, python3
- * start-up 1.28x). */
+ * more than glibc's after start-up with the budget above. */
 #define CACHE_TAGGED_BASE ((size_t)128 << 10)
 #define CACHE_TAGGED_SHARE 64u
 /* The recent peak falls toward the live bytes by 1/PEAK_DECAY of the gap per large free, so
@@ -43,8 +42,8 @@
 #define PEAK_DECAY 256u
 /* Freed objects this big give their pages back at once (kept mapped, as address space).
  * Untagged ones stay warm up to glibc's largest mmap threshold: a program that churns
- * buffers of several MiB (malloc-large) refaulted every page of each of them, 4.7x glibc's
- * time, where glibc serves them from its heap once its dynamic threshold has grown. */
+ * buffers of several MiB (malloc-large) refaulted every page of each of them, several times
+ * slower than glibc, which serves them from its heap once its dynamic threshold has grown. */
 #define RELEASE_ON_FREE ((size_t)4 << 20)
 #define RELEASE_UNTAGGED_ON_FREE ((size_t)32 << 20)
 /* A tagged object of at least this many pages, most of them never touched, gives its pages
@@ -63,8 +62,7 @@
  * of faulting them in. The taker of a mapping over FIT_MAX times its need gives back the
  * pages past its object (hwt_large_cache_taken), so a live object holds no more resident memory
  * than with a close fit. Not for smaller objects: with 32 KiB..1 MiB ones, that madvise and the
- * refaults of the big mappings' pages it gave back cost more than it saved (0.7x of the close fit's
- * speed). */
+ * refaults of the big mappings' pages it gave back cost more than it saved. */
 #define FIT_MAX 2u /* the largest mapping for an object, in times its need */
 #define LOOSE_FIT 8u
 #define LOOSE_MIN ((size_t)4 << 20)

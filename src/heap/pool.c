@@ -9,6 +9,7 @@
 #include <time.h>
 
 #include "arch/mte.h"
+#include "arch/mte_range.h"
 #include "lock.h"
 #include "lookup.h"
 #include "meta.h"

@@ -4,6 +4,7 @@
 #include "slab.h"
 
 #include "arch/mte.h"
+#include "check.h"
 #include "lock.h"
 #include "meta.h"
 #include "options.h"
@@ -23,11 +24,11 @@ enum { LIST_NONE, LIST_PARTIAL, LIST_EMPTY, LIST_RELEASED };
  * has taken back KEEP_CHURN_RETAKES spans it gave away churns them (python3 start-up takes
  * back 41 at most in one class): it keeps its spans committed up to the most it had in use
  * lately (HWT_SLAB_PEAK_WINDOW), at least KEEP_CHURN of them and at most
- * HWT_SLAB_KEEP_CHURN_MAX_BYTES. rpmalloc's rptest (2 threads, 8..16000 B, objects handed between
- * threads) gave back and faulted in again 4582 spans: 1.48x glibc's time, 3x its page faults. With
- * 4 kept, a producer and a consumer of 64-byte objects (xmalloc-test: up to 26 MiB queued) still
- * gave back and faulted in a 16 KiB span 9000 times a second: 0.9-1.2x glibc's time; up to the
- * recent peak, 280 times in 3 s: 0.6x. */
+ * HWT_SLAB_KEEP_CHURN_MAX_BYTES. Without it, programs that hand objects between threads
+ * (rpmalloc's rptest) gave back spans and faulted them in again thousands of times, and
+ * were slower than glibc with several times its page faults; a fixed handful kept still
+ * left a producer and a consumer of small objects (xmalloc-test) cycling one span many
+ * times a second. Keeping up to the recent peak is what stops the cycle. */
 #define KEEP_EMPTY_MAX_SLOT 4096u
 #define KEEP_CHURN 4u
 #define KEEP_CHURN_RETAKES 64u
@@ -416,7 +417,7 @@ bool hwt_slab_span_consistent(const struct hwt_span *s)
         if (!(s->free_bits[i / BITS_PER_WORD] & (UINT64_C(1) << (i % BITS_PER_WORD))))
             continue;
         avail++;
-        if (hwt_slot_state(hwt_slot_load(&s->slots[i])) == HWT_SLOT_LIVE)
+        if (hwt_slab_slot_state(hwt_slab_slot_load(&s->slots[i])) == HWT_SLOT_LIVE)
             return false;
     }
     return avail == s->nfree;
@@ -426,7 +427,7 @@ void hwt_slab_give(unsigned cls, const struct hwt_slab_ref *slots, unsigned n)
 {
     /* each slot to its span's arena: one lock at a time, kept while the arena stays; and
      * the span kept while the slots are its own (a drain's are often one span's, in the
-     * order a refill took them: bursts of 1000 blocks, off, 272 -> 256 instructions a pair) */
+     * order a refill took them, so most slots skip the page map lookup) */
     struct central *c = NULL;
     struct hwt_span *s = NULL;
     for (unsigned i = 0; i < n; i++) {
@@ -472,7 +473,7 @@ bool hwt_slab_give_adopted(unsigned cls, uintptr_t addr)
     uint32_t idx = hwt_slab_index(s, addr);
     if (idx >= s->nslots || s->base + (uintptr_t)idx * s->slot_size != addr)
         return false;
-    if (hwt_slot_state(hwt_slot_load(&s->slots[idx])) == HWT_SLOT_LIVE)
+    if (hwt_slab_slot_state(hwt_slab_slot_load(&s->slots[idx])) == HWT_SLOT_LIVE)
         return false;
     struct central *c = &centrals[s->arena][cls];
     uint64_t bit = UINT64_C(1) << (idx % BITS_PER_WORD);
@@ -487,7 +488,7 @@ bool hwt_slab_give_adopted(unsigned cls, uintptr_t addr)
 
 size_t hwt_slab_requested(const struct hwt_span *s, uint32_t idx)
 {
-    return hwt_slot_requested(hwt_slot_load(&s->slots[idx]));
+    return hwt_slab_slot_requested(hwt_slab_slot_load(&s->slots[idx]));
 }
 
 size_t hwt_slab_usable(const struct hwt_span *s, uint32_t idx)
@@ -545,10 +546,10 @@ void hwt_slab_class_usage(struct hwt_class_usage *out)
                 continue;
             u->span_bytes += s->span_size;
             for (uint32_t k = 0; k < s->nslots; k++) {
-                uint64_t w = hwt_slot_load(&s->slots[k]);
-                if (hwt_slot_state(w) == HWT_SLOT_LIVE) {
+                uint64_t w = hwt_slab_slot_load(&s->slots[k]);
+                if (hwt_slab_slot_state(w) == HWT_SLOT_LIVE) {
                     u->live_slots++;
-                    u->live_bytes += hwt_align_up(hwt_slot_requested(w), HWT_GRANULE);
+                    u->live_bytes += hwt_align_up(hwt_slab_slot_requested(w), HWT_GRANULE);
                 }
             }
             u->free_in_span += __atomic_load_n(&s->nfree, __ATOMIC_RELAXED);

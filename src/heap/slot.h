@@ -11,6 +11,8 @@
 #include <stdint.h>
 
 #include "arch/mte.h"
+#include "arch/mte_range.h"
+#include "check.h"
 #include "object.h"
 #include "slab.h"
 #include "tag.h"
@@ -54,7 +56,8 @@ static inline __attribute__((always_inline)) uintptr_t hwt_slot_pick_tag(struct 
             right = hwt_slot_word_at(ref.addr + hwt_slab_span_of(ref.addr)->slot_size);
     }
     uint64_t exclude = UINT64_C(1) << HWT_TAG_UNTAGGED | UINT64_C(1) << HWT_TAG_FREE |
-                       hwt_slot_tag_bit(old) | hwt_slot_tag_bit(left) | hwt_slot_tag_bit(right);
+                       hwt_slab_slot_tag_bit(old) | hwt_slab_slot_tag_bit(left) |
+                       hwt_slab_slot_tag_bit(right);
     return mte_random_tagged(ref.addr, exclude);
 }
 
@@ -78,7 +81,7 @@ hwt_slot_prepare_ref(struct hwt_slab_ref ref, size_t requested, bool zero, uint3
     unsigned tag = mte_ptr_tag(ptr);
     if (tail != NULL)
         hwt_tail_put(tail, ptr, requested, zero);
-    __atomic_store_n(&ref.slot->word, hwt_slot_word(HWT_SLOT_LIVE, tag, requested, stack, 0),
+    __atomic_store_n(&ref.slot->word, hwt_slab_slot_word(HWT_SLOT_LIVE, tag, requested, stack, 0),
                      __ATOMIC_RELEASE);
     return ptr;
 }

@@ -8,6 +8,8 @@
 #include <stdint.h>
 
 #include "arch/mte.h"
+#include "arch/mte_range.h"
+#include "check.h"
 
 #define HWT_TAG_BIT(t) ((uint16_t)(1u << (t)))
 

@@ -17,11 +17,9 @@
 #include "stackdepot.h"
 #include "tail.h"
 
-/* The thread's cache of recent stacks: 512 sets of two ways, 16 KiB. Its misses, python3
- * start-up (801k captures of 39k distinct stacks; a simulation of its keys): 64 entries in
- * one way 261k, 64 sets of two ways 200k, 256 sets 137k, 512 sets 109k, 1024 sets 87k.
- * Each miss costs a copy of the frames and the depot's lookups, about 1500 instructions
- * on aarch64. */
+/* The thread's cache of recent stacks: 512 sets of two ways, 16 KiB. A miss costs a copy of
+ * the frames and the depot's shared lookups, far more than a hit; misses fall as sets are
+ * added, and this size is where they were weighed against the memory, 16 KiB a thread. */
 #define HWT_TCACHE_STACK_SET_BITS 9u
 #define HWT_TCACHE_STACK_SETS (1u << HWT_TCACHE_STACK_SET_BITS)
 #define HWT_TCACHE_STACK_WAYS 2u
@@ -61,9 +59,9 @@ struct hwt_tcache {
      * call site skips the depot's shared lookup; key and id side by side, one address
      * for both. Two ways a set, not one: a loop's malloc and free stacks whose keys fell
      * in one set (1 process in 64 with 64 sets, by where ASLR put the code) took turns to
-     * evict each other, and every call went to the depot (a glibc-thread-style loop ran
-     * 6x slower). Way-major, so that the first way's address is the set times 16, one
-     * instruction fewer than a set's 32 bytes. Cleared when the tid changes (fork). */
+     * evict each other, and every call went to the depot, which made such a loop several
+     * times slower. Way-major, so that the first way's address is the set times 16, cheaper
+     * to form than a set's 32 bytes. Cleared when the tid changes (fork). */
     struct hwt_tcache_stack {
         uint64_t key;
         uint64_t id;

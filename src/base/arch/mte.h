@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* The only MTE instructions of libhwtag: random tags, tag stores (with and without
- * zeroing), tag loads and TCO. Nothing here decides policy or touches metadata. */
+/* The only MTE instructions of libhwtag, with arch/mte_range.h: pointer tags, random tags,
+ * tag loads, CAS and TCO. Nothing here decides policy or touches metadata. */
 #ifndef HWT_ARCH_MTE_H
 #define HWT_ARCH_MTE_H
 
@@ -9,7 +9,6 @@
 #include <stdint.h>
 
 #include "align.h"
-#include "check.h"
 
 #define HWT_GRANULE 16u /* bytes covered by one MTE tag */
 #define HWT_GRANULE_SHIFT 4u
@@ -23,7 +22,8 @@
 #define HWT_TAG_SHIFT 56u
 #define HWT_ADDR_MASK ((UINT64_C(1) << HWT_TAG_SHIFT) - 1)
 
-/* Set once at start-up by hwt_os_mte_init(): tag checks are on and tags may be written. */
+/* Set once at start-up by init.c (setup_mte, once the kernel took a tag-check mode): tag
+ * checks are on and tags may be written. */
 extern int hwt_mte_active;
 /* DC GVA/GZVA block size in bytes (DCZID_EL0), a power of two >= HWT_GRANULE. */
 extern size_t hwt_mte_dcz_block;
@@ -84,219 +84,6 @@ static inline unsigned mte_load_tag(uintptr_t addr)
         return HWT_TAG_UNTAGGED;
     __asm__ volatile(MTE_ASM_ARCH "ldg %0, [%0]" : "+r"(p) : : "memory");
     return mte_ptr_tag((void *)p);
-}
-
-/* One tag store instruction (insn: st2g, stz2g, stg, stzg) at p + off, tag from p. */
-#define MTE_TAG_AT(insn, p, off)                                                                   \
-    __asm__ volatile(MTE_ASM_ARCH insn " %0, [%0, #" #off "]" : : "r"(p) : "memory")
-
-/* DC GZVA (zero) or DC GVA of the block holding p, with p's tag. */
-#define MTE_DC_AT(zero, p)                                                                         \
-    do {                                                                                           \
-        if (zero)                                                                                  \
-            __asm__ volatile(MTE_ASM_ARCH "dc gzva, %0" : : "r"(p) : "memory");                    \
-        else                                                                                       \
-            __asm__ volatile(MTE_ASM_ARCH "dc gva, %0" : : "r"(p) : "memory");                     \
-    } while (0)
-
-/* Four tag stores (insn: st2g or stz2g), 32 bytes each, over [p, p + 128). */
-#define MTE_TAG_ROUND(insn, p)                                                                     \
-    do {                                                                                           \
-        MTE_TAG_AT(insn, p, 0);                                                                    \
-        MTE_TAG_AT(insn, p, 32);                                                                   \
-        MTE_TAG_AT(insn, p, 64);                                                                   \
-        MTE_TAG_AT(insn, p, 96);                                                                   \
-    } while (0)
-
-/* Granule stores over [p, end), both granule-aligned, 16 to 128 bytes: as few as they
- * need. Every store writes the same tag, so the last ST2G ends at end and may overlap the
- * one before it, which saves the pointer updates and branches of an exact remainder. */
-static inline __attribute__((always_inline)) void mte_tag_short(uintptr_t p, uintptr_t end,
-                                                                int zero)
-{
-    uintptr_t rest = end - p;
-    if (rest > 2 * HWT_GRANULE) {
-        if (zero)
-            MTE_TAG_AT("stz2g", p, 0);
-        else
-            MTE_TAG_AT("st2g", p, 0);
-        if (rest > 4 * HWT_GRANULE) {
-            if (zero)
-                MTE_TAG_AT("stz2g", p, 32);
-            else
-                MTE_TAG_AT("st2g", p, 32);
-            if (rest > 6 * HWT_GRANULE) {
-                if (zero)
-                    MTE_TAG_AT("stz2g", p, 64);
-                else
-                    MTE_TAG_AT("st2g", p, 64);
-            }
-        }
-        if (zero)
-            MTE_TAG_AT("stz2g", end - 2 * HWT_GRANULE, 0);
-        else
-            MTE_TAG_AT("st2g", end - 2 * HWT_GRANULE, 0);
-    } else if (rest == 2 * HWT_GRANULE) {
-        if (zero)
-            MTE_TAG_AT("stz2g", p, 0);
-        else
-            MTE_TAG_AT("st2g", p, 0);
-    } else {
-        if (zero)
-            MTE_TAG_AT("stzg", p, 0);
-        else
-            MTE_TAG_AT("stg", p, 0);
-    }
-}
-
-/* Granule stores over [p, end), both granule-aligned, p < end: rounds of four ST2G, then
- * mte_tag_short for the last 16 to 128 bytes. */
-static inline __attribute__((always_inline)) void mte_tag_granules(uintptr_t p, uintptr_t end,
-                                                                   int zero)
-{
-    /* heap addresses are far above 128, so last cannot wrap */
-    for (uintptr_t last = end - 8 * HWT_GRANULE; p < last; p += 8 * HWT_GRANULE) {
-        if (zero)
-            MTE_TAG_ROUND("stz2g", p);
-        else
-            MTE_TAG_ROUND("st2g", p);
-    }
-    mte_tag_short(p, end, zero);
-}
-
-/* DC G(Z)VA of the whole blocks [p, end), both block-aligned, p < end: the odd one, the
- * odd pair, then four a round (on hardware a block is often 64 bytes, so the loop's own
- * instructions count; a DC takes no offset, so each block costs its address too). */
-static inline __attribute__((always_inline)) void mte_tag_blocks(uintptr_t p, uintptr_t end,
-                                                                 uintptr_t blk, int zero)
-{
-    uintptr_t n = end - p;
-    if (n & blk) {
-        MTE_DC_AT(zero, p);
-        p += blk;
-    }
-    if (n & 2 * blk) {
-        MTE_DC_AT(zero, p);
-        MTE_DC_AT(zero, p + blk);
-        p += 2 * blk;
-    }
-    for (; p < end; p += 4 * blk) {
-        MTE_DC_AT(zero, p);
-        MTE_DC_AT(zero, p + blk);
-        MTE_DC_AT(zero, p + 2 * blk);
-        MTE_DC_AT(zero, p + 3 * blk);
-    }
-}
-
-/* How mte_tag_range_on may tag past end, to the end of end's DC G(Z)VA block, when that
- * is at most limit. KEEP: for memory past end that has the tag already (a freed slot's
- * rest is HWT_TAG_FREE); when the block does not then lie whole in the range, the
- * extension costs ST2G instead of saving them, at most limit - end bytes of them (under a
- * class's spacing for a slot); testing for that case cost more on every free than it
- * saves in the rare one. RESTORE: for memory past end that has HWT_TAG_FREE and must keep
- * it (a fresh object's slot rest), when the range starts on a block and ends at most 128
- * bytes before one: whole blocks are tagged, then those bytes get HWT_TAG_FREE back with
- * at most four stores, where the exact range takes up to a block's worth of ST2G (31 of
- * them under QEMU's 512-byte blocks). */
-enum mte_grow { MTE_GROW_NONE, MTE_GROW_KEEP, MTE_GROW_RESTORE };
-
-/* Tags [p, end) with the tag of p; end - p a multiple of HWT_GRANULE. zero != 0 also
- * zeroes the data (STZ2G / DC GZVA), and may zero the bytes a grow tags on. grow, limit:
- * see enum mte_grow. */
-static inline __attribute__((always_inline)) void
-mte_tag_range_on(uintptr_t p, uintptr_t end, int zero, enum mte_grow grow, uintptr_t limit)
-{
-    size_t size = end - p;
-    if (size <= 4 * HWT_GRANULE) {
-        /* the common small object: one to three stores, no loop */
-        if (size & HWT_GRANULE) {
-            if (zero)
-                MTE_TAG_AT("stzg", end - HWT_GRANULE, 0);
-            else
-                MTE_TAG_AT("stg", end - HWT_GRANULE, 0);
-        }
-        if (size >= 2 * HWT_GRANULE) {
-            if (zero)
-                MTE_TAG_AT("stz2g", p, 0);
-            else
-                MTE_TAG_AT("st2g", p, 0);
-        }
-        if (size == 4 * HWT_GRANULE) {
-            if (zero)
-                MTE_TAG_AT("stz2g", p, 32);
-            else
-                MTE_TAG_AT("st2g", p, 32);
-        }
-        return;
-    }
-    uintptr_t blk = hwt_mte_dcz_block;
-    if (grow != MTE_GROW_NONE) {
-        /* the common case of a class whose slots start on blocks: blocks alone */
-        uintptr_t full = hwt_align_up(end, blk);
-        if ((p & (blk - 1)) == 0 && full <= limit &&
-            (grow == MTE_GROW_KEEP || full - end <= 8 * HWT_GRANULE)) {
-            mte_tag_blocks(p, full, blk, zero);
-            if (grow == MTE_GROW_RESTORE && full != end) {
-                uintptr_t r = (uintptr_t)mte_with_tag(end, HWT_TAG_FREE);
-                mte_tag_short(r, r + (full - end), 0);
-            }
-            return;
-        }
-    }
-    if (size < blk) {
-        /* no whole block inside (a grow would give at most one, for more work) */
-        mte_tag_granules(p, end, zero);
-        return;
-    }
-    /* DC G(Z)VA for every whole block inside the range: one instruction tags a block
-     * (512 bytes under QEMU) where ST2G tags 32 bytes for about the same cost */
-    uintptr_t mid = hwt_align_up(p, blk);
-    uintptr_t mid_end = hwt_align_down(end, blk);
-    if (grow == MTE_GROW_KEEP && hwt_align_up(end, blk) <= limit)
-        end = mid_end = hwt_align_up(end, blk);
-    if (mid < mid_end) {
-        if (p != mid)
-            mte_tag_granules(p, mid, zero);
-        mte_tag_blocks(mid, mid_end, blk, zero);
-        p = mid_end;
-        if (p == end)
-            return;
-    }
-    mte_tag_granules(p, end, zero);
-}
-
-/* Tags [tagged, tagged+size) with the pointer's tag; size a multiple of HWT_GRANULE.
- * zero != 0 also zeroes the data (STZ2G / DC GZVA) instead of leaving it. For callers
- * that know tagging is on. */
-static inline __attribute__((always_inline)) void mte_store_tags_on(void *tagged, size_t size,
-                                                                    int zero)
-{
-    uintptr_t p = (uintptr_t)tagged;
-    mte_tag_range_on(p, p + size, zero, MTE_GROW_NONE, 0);
-}
-
-/* mte_store_tags_on for a fresh object whose memory up to tagged + limit has
- * HWT_TAG_FREE and keeps it (see MTE_GROW_RESTORE). */
-static inline __attribute__((always_inline)) void
-mte_store_tags_within_on(void *tagged, size_t size, int zero, size_t limit)
-{
-    uintptr_t p = (uintptr_t)tagged;
-    mte_tag_range_on(p, p + size, zero, MTE_GROW_RESTORE, p + limit);
-}
-
-/* mte_store_tags_on without zeroing, allowed to tag on up to tagged + limit bytes where
- * that saves stores: for memory whose bytes past size already carry the tag. */
-static inline __attribute__((always_inline)) void mte_store_tags_upto_on(void *tagged, size_t size,
-                                                                         size_t limit)
-{
-    uintptr_t p = (uintptr_t)tagged;
-    mte_tag_range_on(p, p + size, false, MTE_GROW_KEEP, p + limit);
-}
-
-static inline void mte_store_tags(void *tagged, size_t size, int zero)
-{
-    if (hwt_mte_active)
-        mte_store_tags_on(tagged, size, zero);
 }
 
 /* addr (untagged) with a random tag not excluded, in one IRG. Tagging must be on. */
@@ -365,35 +152,6 @@ static inline unsigned mte_load_tag(uintptr_t addr)
 {
     (void)addr;
     return HWT_TAG_UNTAGGED;
-}
-
-static inline void mte_store_tags_on(void *tagged, size_t size, int zero)
-{
-    (void)tagged;
-    (void)size;
-    (void)zero;
-}
-
-static inline void mte_store_tags_upto_on(void *tagged, size_t size, size_t limit)
-{
-    (void)tagged;
-    (void)size;
-    (void)limit;
-}
-
-static inline void mte_store_tags_within_on(void *tagged, size_t size, int zero, size_t limit)
-{
-    (void)tagged;
-    (void)size;
-    (void)zero;
-    (void)limit;
-}
-
-static inline void mte_store_tags(void *tagged, size_t size, int zero)
-{
-    (void)tagged;
-    (void)size;
-    (void)zero;
 }
 
 static inline uintptr_t mte_random_tagged(uintptr_t addr, uint64_t exclude)
