@@ -1,22 +1,20 @@
 /* SPDX-License-Identifier: MIT */
-/* Small objects: spans carved from PROT_MTE regions reserved on demand, slot metadata out of
- * band, per-class central lists. It never stores anything inside user memory. */
+/* Small objects' central lists: taking slots from spans and giving them back, which spans a
+ * class keeps committed and which it releases, and the locks over them. It never stores
+ * anything inside user memory, and leaves span metadata to slab_span.c and address space to
+ * slab_region.c. */
 #include "slab.h"
 
 #include "arch/mte.h"
 #include "check.h"
 #include "lock.h"
-#include "meta.h"
 #include "options.h"
 #include "os.h"
 #include "size_class.h"
+#include "slab_region.h"
+#include "slab_span.h"
 #include "tag.h"
 
-enum { LIST_NONE, LIST_PARTIAL, LIST_EMPTY, LIST_RELEASED };
-
-#define MAX_REGIONS HWT_MAX_REGIONS
-#define REGION_SIZE HWT_REGION_SIZE
-#define COMMIT_STEP ((size_t)4 << 20)
 #define BITS_PER_WORD 64u
 /* Fully free spans kept committed for reuse, per class: one for classes of slots up to
  * KEEP_EMPTY_MAX_SLOT, none for bigger ones (a python3 start-up frees 8 KiB buffers now and
@@ -57,177 +55,13 @@ _Static_assert(sizeof(struct central) == 64, "one line a class");
 /* From a page boundary: arena 0's lists (4 KiB) take one page, not two. */
 static struct central centrals[HWT_ARENAS][HWT_NUM_CLASSES] __attribute__((aligned(4096)));
 
-static struct hwt_lock heap_lock = HWT_LOCK_INIT;
 /* released spans taken back by each arena's classes, up to KEEP_CHURN_ARENA_RETAKES (atomic) */
 static uint32_t arena_retakes[HWT_ARENAS];
-struct hwt_region hwt_slab_regions[HWT_MAX_REGIONS];
-uint32_t hwt_slab_region_count;
-struct hwt_span **hwt_slab_regmap[(size_t)1 << HWT_REGMAP_BITS];
 static uint64_t heap_mapped_bytes; /* committed span bytes, less released ones */
-/* The region new spans are carved from, NULL before the first; heap_lock */
-static struct hwt_region *current;
-/* The base of a region slot whose region was given back (hwt_slab_unmap_free_regions): no
- * user address lies there, so no lookup finds it. */
-#define REGION_DEAD ((uintptr_t)0 - REGION_SIZE)
 
 void hwt_slab_init(void)
 {
     hwt_size_class_init();
-}
-
-/* A slot of the region table for a new region: one whose region was given back (its page
- * map all NULL), else the next unused one; NULL when the table is full. */
-static struct hwt_region *region_slot_locked(void)
-{
-    for (uint32_t i = 0; i < hwt_slab_region_count; i++)
-        if (hwt_slab_regions[i].base == REGION_DEAD)
-            return &hwt_slab_regions[i];
-    return hwt_slab_region_count < MAX_REGIONS ? &hwt_slab_regions[hwt_slab_region_count] : NULL;
-}
-
-static struct hwt_region *region_new_locked(void)
-{
-    struct hwt_region *r = region_slot_locked();
-    if (r == NULL)
-        return NULL;
-    bool fresh = r == &hwt_slab_regions[hwt_slab_region_count];
-    void *base = hwt_os_reserve(REGION_SIZE, REGION_SIZE);
-    struct hwt_span **map =
-        fresh ? hwt_meta_alloc((REGION_SIZE / HWT_MAP_PAGE) * sizeof(*map), 64) : r->pagemap;
-    if (base == NULL || map == NULL) {
-        if (base != NULL)
-            hwt_os_unmap(base, REGION_SIZE);
-        return NULL;
-    }
-    r->cursor = r->committed = (uintptr_t)base;
-    r->pagemap = map;
-    __atomic_store_n(&r->base, (uintptr_t)base, __ATOMIC_RELEASE);
-    __atomic_store_n(&hwt_slab_regmap[r->base >> HWT_REGION_SHIFT], map, __ATOMIC_RELEASE);
-    if (fresh)
-        __atomic_store_n(&hwt_slab_region_count, hwt_slab_region_count + 1, __ATOMIC_RELEASE);
-    current = r;
-    return r;
-}
-
-/* Address space for a span of span_size bytes, committed; 0 when out of memory. */
-static uintptr_t carve_locked(size_t span_size, struct hwt_region **out)
-{
-    struct hwt_region *r = current;
-    uintptr_t base = r != NULL ? hwt_align_up(r->cursor, span_size) : 0;
-    if (r == NULL || base + span_size > r->base + REGION_SIZE) {
-        r = region_new_locked();
-        if (r == NULL)
-            return 0;
-        base = hwt_align_up(r->cursor, span_size);
-    }
-    if (base + span_size > r->committed) {
-        uintptr_t end = hwt_align_up(base + span_size, COMMIT_STEP);
-        if (end > r->base + REGION_SIZE)
-            end = r->base + REGION_SIZE;
-        if (!hwt_os_commit((void *)r->committed, end - r->committed, true))
-            return 0;
-        __atomic_store_n(&r->committed, end, __ATOMIC_RELEASE);
-    }
-    r->cursor = base + span_size;
-    *out = r;
-    return base;
-}
-
-static void list_push(struct hwt_span **head, struct hwt_span *s, uint8_t which)
-{
-    s->prev = NULL;
-    s->next = *head;
-    if (*head != NULL)
-        (*head)->prev = s;
-    *head = s;
-    s->list = which;
-}
-
-static void list_remove(struct hwt_span **head, struct hwt_span *s)
-{
-    if (s->prev != NULL)
-        s->prev->next = s->next;
-    else
-        *head = s->next;
-    if (s->next != NULL)
-        s->next->prev = s->prev;
-    s->next = s->prev = NULL;
-    s->list = LIST_NONE;
-}
-
-/* A span to take slots from: partial first, then a kept empty one, then a released one
- * (re-tagged, as its pages came back zeroed with tag 0), then a new one. */
-/* Span structs whose address range another class took (steal_locked): their metadata
- * waits here for the next span of their own class. husk_lock is a leaf lock. */
-static struct hwt_lock husk_lock = HWT_LOCK_INIT;
-static struct hwt_span *husks[HWT_NUM_CLASSES];
-
-static void husk_push(struct hwt_span *s)
-{
-    hwt_lock(&husk_lock);
-    s->next = husks[s->cls];
-    husks[s->cls] = s;
-    hwt_unlock(&husk_lock);
-}
-
-/* Metadata for a span of cls: a husk of that class, else fresh (zeroed) memory. */
-static struct hwt_span *span_meta(unsigned cls)
-{
-    hwt_lock(&husk_lock);
-    struct hwt_span *s = husks[cls];
-    if (s != NULL)
-        husks[cls] = s->next;
-    hwt_unlock(&husk_lock);
-    if (s != NULL) {
-        /* its slot words describe objects of the range it had: forget them */
-        for (uint32_t i = 0; i < s->nslots; i++)
-            __atomic_store_n(&s->slots[i].word, 0, __ATOMIC_RELAXED);
-        return s;
-    }
-    size_t span_size = hwt_size_class_span(cls);
-    uint32_t nslots = (uint32_t)(span_size / hwt_size_class_size(cls));
-    size_t words = (nslots + BITS_PER_WORD - 1) / BITS_PER_WORD;
-    s = hwt_meta_alloc(sizeof(*s), HWT_SPAN_LINE);
-    uint64_t *bits = hwt_meta_alloc(words * sizeof(uint64_t), 16);
-    struct hwt_slot *slots = hwt_meta_alloc((nslots + 2) * sizeof(struct hwt_slot), 16);
-    if (s == NULL || bits == NULL || slots == NULL)
-        return NULL;
-    s->free_bits = bits;
-    s->slots = slots + 1;
-    s->slots[-1].word = HWT_SLOT_EDGE_WORD;
-    s->slots[nslots].word = HWT_SLOT_EDGE_WORD;
-    return s;
-}
-
-/* Gives s (metadata from span_meta) the range at base and publishes it in the page map.
- * tag: tag the range free and count it committed now (the span is about to be used);
- * otherwise it joins a released list and is tagged when taken. */
-static void span_init(struct hwt_span *s, unsigned arena, unsigned cls, uintptr_t base, bool tag)
-{
-    size_t span_size = hwt_size_class_span(cls);
-    size_t slot_size = hwt_size_class_size(cls);
-    uint32_t nslots = (uint32_t)(span_size / slot_size);
-    s->base = base;
-    s->span_size = (uint32_t)span_size;
-    s->slot_size = (uint32_t)slot_size;
-    s->nslots = nslots;
-    s->slot_recip = (uint32_t)(((UINT64_C(1) << 32) + slot_size - 1) / slot_size);
-    s->cls = (uint16_t)cls;
-    s->arena = (uint8_t)arena;
-    for (uint32_t w = 0; w < (nslots + BITS_PER_WORD - 1) / BITS_PER_WORD; w++)
-        s->free_bits[w] = 0;
-    for (uint32_t i = 0; i < nslots; i++)
-        s->free_bits[i / BITS_PER_WORD] |= UINT64_C(1) << (i % BITS_PER_WORD);
-    s->nfree = nslots;
-    s->next = s->prev = NULL;
-    s->list = LIST_NONE;
-    if (tag) {
-        hwt_tag_range(base, span_size, HWT_TAG_FREE, false);
-        __atomic_add_fetch(&heap_mapped_bytes, span_size, __ATOMIC_RELAXED);
-    }
-    struct hwt_region *r = hwt_slab_region_of(base);
-    for (uintptr_t p = base; p < base + span_size; p += HWT_MAP_PAGE)
-        __atomic_store_n(&r->pagemap[(p - r->base) >> HWT_MAP_SHIFT], s, __ATOMIC_RELEASE);
 }
 
 /* Out of address space: takes a released span of another class that is at least as big
@@ -245,67 +79,41 @@ static struct hwt_span *steal_locked(struct central *c, unsigned arena, unsigned
             continue;
         for (struct hwt_span *v = oc->released; v != NULL; v = v->next) {
             if (v->span_size >= span_size) {
-                list_remove(&oc->released, v);
+                hwt_slab_span_unlink(&oc->released, v);
                 victim = v;
                 break;
             }
         }
         hwt_unlock(&oc->lock);
     }
-    if (victim == NULL)
-        return NULL;
-    uintptr_t base = victim->base, end = victim->base + victim->span_size;
-    /* the range forgets the victim first: a part no new span takes reads as unused, and
-     * its region can still be given back whole (hwt_slab_unmap_free_regions) */
-    struct hwt_region *r = hwt_slab_region_of(base);
-    for (uintptr_t p = base; p < end; p += HWT_MAP_PAGE)
-        __atomic_store_n(&r->pagemap[(p - r->base) >> HWT_MAP_SHIFT], NULL, __ATOMIC_RELEASE);
-    husk_push(victim);
-    struct hwt_span *first = NULL;
-    for (uintptr_t p = base; p < end; p += span_size) {
-        struct hwt_span *s = span_meta(cls);
-        if (s == NULL)
-            break; /* the rest of the range stays unused: no metadata for it */
-        span_init(s, arena, cls, p, first == NULL);
-        if (first == NULL)
-            first = s;
-        else
-            list_push(&c->released, s, LIST_RELEASED);
-    }
-    return first;
+    return victim != NULL ? hwt_slab_span_cut(victim, arena, cls, &c->released) : NULL;
 }
 
-/* Carves a new span for cls and tags it free, before anyone else can see it: QEMU loses
- * tags when two threads first tag a fresh page at once (docs/design.md). When the address
- * space is gone, a released span of another class is cut up instead. */
+/* A new span for cls, tagged free; when the address space is gone, a released span of
+ * another class is cut up instead. Counted committed. */
 static struct hwt_span *span_new(struct central *c, unsigned arena, unsigned cls)
 {
-    struct hwt_span *s = span_meta(cls);
-    if (s == NULL)
-        return NULL;
-    struct hwt_region *r;
-    hwt_lock(&heap_lock);
-    uintptr_t base = carve_locked(hwt_size_class_span(cls), &r);
-    hwt_unlock(&heap_lock);
-    if (base == 0) {
-        s->cls = (uint16_t)cls; /* fresh metadata has no class yet */
-        husk_push(s);           /* keep it for the next span of cls */
-        return steal_locked(c, arena, cls);
-    }
-    span_init(s, arena, cls, base, true);
+    bool no_space;
+    struct hwt_span *s = hwt_slab_span_new(arena, cls, &no_space);
+    if (s == NULL && no_space)
+        s = steal_locked(c, arena, cls);
+    if (s != NULL)
+        __atomic_add_fetch(&heap_mapped_bytes, s->span_size, __ATOMIC_RELAXED);
     return s;
 }
 
+/* A span to take slots from: partial first, then a kept empty one, then a released one
+ * (re-tagged, as its pages came back zeroed with tag 0), then a new one. */
 static struct hwt_span *span_for_take_locked(struct central *c, unsigned arena, unsigned cls)
 {
     if (c->partial != NULL)
         return c->partial;
     struct hwt_span *s = c->empty;
     if (s != NULL) {
-        list_remove(&c->empty, s);
+        hwt_slab_span_unlink(&c->empty, s);
         c->nempty--;
     } else if ((s = c->released) != NULL) {
-        list_remove(&c->released, s);
+        hwt_slab_span_unlink(&c->released, s);
         if (c->retakes < KEEP_CHURN_RETAKES)
             c->retakes++;
         if (__atomic_load_n(&arena_retakes[arena], __ATOMIC_RELAXED) < KEEP_CHURN_ARENA_RETAKES)
@@ -317,7 +125,7 @@ static struct hwt_span *span_for_take_locked(struct central *c, unsigned arena, 
         if (s == NULL)
             return NULL;
     }
-    list_push(&c->partial, s, LIST_PARTIAL);
+    hwt_slab_span_push(&c->partial, s, HWT_SPAN_LIST_PARTIAL);
     if (++c->in_use > c->peak_now)
         c->peak_now = c->in_use;
     c->events++;
@@ -347,7 +155,7 @@ unsigned hwt_slab_take(unsigned arena, unsigned cls, struct hwt_slab_ref *out, u
             s->free_bits[w] = bits;
         }
         if (s->nfree == 0)
-            list_remove(&c->partial, s);
+            hwt_slab_span_unlink(&c->partial, s);
         if (HWT_HEAP_WALKS)
             HWT_CHECK(hwt_slab_span_consistent(s));
     }
@@ -360,7 +168,7 @@ static void release_locked(struct central *c, struct hwt_span *s)
 {
     hwt_os_decommit((void *)s->base, s->span_size);
     __atomic_sub_fetch(&heap_mapped_bytes, s->span_size, __ATOMIC_RELAXED);
-    list_push(&c->released, s, LIST_RELEASED);
+    hwt_slab_span_push(&c->released, s, HWT_SPAN_LIST_RELEASED);
 }
 
 /* Whether c, a class of arena, churns its spans (see KEEP_CHURN). */
@@ -387,7 +195,7 @@ static unsigned keep_empty(const struct central *c, unsigned arena, size_t span_
 
 static void span_became_empty_locked(struct central *c, struct hwt_span *s)
 {
-    list_remove(&c->partial, s);
+    hwt_slab_span_unlink(&c->partial, s);
     c->in_use--;
     if (++c->events >= HWT_SLAB_PEAK_WINDOW) {
         c->peak_last = c->peak_now;
@@ -398,29 +206,16 @@ static void span_became_empty_locked(struct central *c, struct hwt_span *s)
     /* more kept than the peak now allows: one goes back at each event, as it falls */
     if (c->nempty > keep) {
         struct hwt_span *kept = c->empty;
-        list_remove(&c->empty, kept);
+        hwt_slab_span_unlink(&c->empty, kept);
         c->nempty--;
         release_locked(c, kept);
     }
     if (c->nempty < keep) {
-        list_push(&c->empty, s, LIST_EMPTY);
+        hwt_slab_span_push(&c->empty, s, HWT_SPAN_LIST_EMPTY);
         c->nempty++;
         return;
     }
     release_locked(c, s);
-}
-
-bool hwt_slab_span_consistent(const struct hwt_span *s)
-{
-    uint32_t avail = 0;
-    for (uint32_t i = 0; i < s->nslots; i++) {
-        if (!(s->free_bits[i / BITS_PER_WORD] & (UINT64_C(1) << (i % BITS_PER_WORD))))
-            continue;
-        avail++;
-        if (hwt_slab_slot_state(hwt_slab_slot_load(&s->slots[i])) == HWT_SLOT_LIVE)
-            return false;
-    }
-    return avail == s->nfree;
 }
 
 void hwt_slab_give(unsigned cls, const struct hwt_slab_ref *slots, unsigned n)
@@ -447,7 +242,7 @@ void hwt_slab_give(unsigned cls, const struct hwt_slab_ref *slots, unsigned n)
         HWT_CHECK((s->free_bits[idx / BITS_PER_WORD] & bit) == 0);
         s->free_bits[idx / BITS_PER_WORD] |= bit;
         if (s->nfree++ == 0)
-            list_push(&c->partial, s, LIST_PARTIAL);
+            hwt_slab_span_push(&c->partial, s, HWT_SPAN_LIST_PARTIAL);
         if (HWT_HEAP_WALKS)
             HWT_CHECK(hwt_slab_span_consistent(s));
         if (s->nfree == s->nslots) {
@@ -478,7 +273,7 @@ bool hwt_slab_give_adopted(unsigned cls, uintptr_t addr)
     struct central *c = &centrals[s->arena][cls];
     uint64_t bit = UINT64_C(1) << (idx % BITS_PER_WORD);
     hwt_lock(&c->lock);
-    bool ok = s->list != LIST_RELEASED && s->list != LIST_EMPTY &&
+    bool ok = s->list != HWT_SPAN_LIST_RELEASED && s->list != HWT_SPAN_LIST_EMPTY &&
               (s->free_bits[idx / BITS_PER_WORD] & bit) == 0;
     hwt_unlock(&c->lock);
     if (ok)
@@ -501,12 +296,12 @@ void hwt_slab_lock_all(void)
     for (unsigned a = 0; a < HWT_ARENAS; a++)
         for (unsigned i = 0; i < HWT_NUM_CLASSES; i++)
             hwt_lock(&centrals[a][i].lock);
-    hwt_lock(&heap_lock);
+    hwt_slab_region_lock();
 }
 
 void hwt_slab_unlock_all(void)
 {
-    hwt_unlock(&heap_lock);
+    hwt_slab_region_unlock();
     for (unsigned a = 0; a < HWT_ARENAS; a++)
         for (unsigned i = 0; i < HWT_NUM_CLASSES; i++)
             hwt_unlock(&centrals[a][i].lock);
@@ -517,7 +312,7 @@ void hwt_slab_reset_locks(void)
     for (unsigned a = 0; a < HWT_ARENAS; a++)
         for (unsigned i = 0; i < HWT_NUM_CLASSES; i++)
             hwt_lock_reset(&centrals[a][i].lock);
-    hwt_lock_reset(&heap_lock);
+    hwt_slab_region_reset_lock();
 }
 
 uint64_t hwt_slab_mapped(void)
@@ -525,74 +320,20 @@ uint64_t hwt_slab_mapped(void)
     return __atomic_load_n(&heap_mapped_bytes, __ATOMIC_RELAXED);
 }
 
-void hwt_slab_class_usage(struct hwt_class_usage *out)
+/* Clears *arg unless s is fully free with its pages given back (so no slot of it is live or
+ * in any cache): a region whose spans all are can be given back. All locks held. */
+static void note_unreleased(struct hwt_span *s, void *arg)
 {
-    for (unsigned c = 0; c < HWT_NUM_CLASSES; c++)
-        out[c] = (struct hwt_class_usage){0, 0, 0, 0, 0};
-    uint32_t nregions = __atomic_load_n(&hwt_slab_region_count, __ATOMIC_ACQUIRE);
-    for (uint32_t i = 0; i < nregions; i++) {
-        struct hwt_region *r = &hwt_slab_regions[i];
-        struct hwt_span *last = NULL;
-        uintptr_t end = __atomic_load_n(&r->committed, __ATOMIC_ACQUIRE);
-        for (uintptr_t p = r->base; p < end; p += HWT_MAP_PAGE) {
-            struct hwt_span *s =
-                __atomic_load_n(&r->pagemap[(p - r->base) >> HWT_MAP_SHIFT], __ATOMIC_ACQUIRE);
-            if (s == NULL || s == last)
-                continue;
-            last = s;
-            struct hwt_class_usage *u = &out[s->cls];
-            u->spans++;
-            if (s->list == LIST_RELEASED)
-                continue;
-            u->span_bytes += s->span_size;
-            for (uint32_t k = 0; k < s->nslots; k++) {
-                uint64_t w = hwt_slab_slot_load(&s->slots[k]);
-                if (hwt_slab_slot_state(w) == HWT_SLOT_LIVE) {
-                    u->live_slots++;
-                    u->live_bytes += hwt_align_up(hwt_slab_slot_requested(w), HWT_GRANULE);
-                }
-            }
-            u->free_in_span += __atomic_load_n(&s->nfree, __ATOMIC_RELAXED);
-        }
-    }
+    if (s->list != HWT_SPAN_LIST_RELEASED)
+        *(bool *)arg = false;
 }
 
-/* Whether every span carved from r is fully free with its pages given back (so no slot of
- * it is live or in any cache). All locks held. */
-static bool region_released(const struct hwt_region *r)
+/* One span of a region about to be given back: off its released list, into the husks. */
+static void forget_span(struct hwt_span *s, void *arg)
 {
-    for (uintptr_t p = r->base; p < r->cursor; p += HWT_MAP_PAGE) {
-        const struct hwt_span *s = r->pagemap[(p - r->base) >> HWT_MAP_SHIFT];
-        if (s != NULL && s->list != LIST_RELEASED)
-            return false;
-    }
-    return true;
-}
-
-/* Gives r's address space back: its spans' metadata become husks, its page map forgets
- * them, and the slot waits for a new region. All locks held. */
-static void region_retire(struct hwt_region *r)
-{
-    struct hwt_span *last = NULL;
-    hwt_lock(&husk_lock);
-    for (uintptr_t p = r->base; p < r->cursor; p += HWT_MAP_PAGE) {
-        struct hwt_span *s = r->pagemap[(p - r->base) >> HWT_MAP_SHIFT];
-        if (s == NULL || s == last)
-            continue;
-        last = s;
-        list_remove(&centrals[s->arena][s->cls].released, s);
-        s->next = husks[s->cls];
-        husks[s->cls] = s;
-    }
-    hwt_unlock(&husk_lock);
-    for (uintptr_t p = r->base; p < r->committed; p += HWT_MAP_PAGE)
-        __atomic_store_n(&r->pagemap[(p - r->base) >> HWT_MAP_SHIFT], NULL, __ATOMIC_RELEASE);
-    __atomic_store_n(&hwt_slab_regmap[r->base >> HWT_REGION_SHIFT], NULL, __ATOMIC_RELEASE);
-    hwt_os_unmap((void *)r->base, REGION_SIZE);
-    if (current == r)
-        current = NULL;
-    r->cursor = r->committed = REGION_DEAD;
-    __atomic_store_n(&r->base, REGION_DEAD, __ATOMIC_RELEASE);
+    (void)arg;
+    hwt_slab_span_unlink(&centrals[s->arena][s->cls].released, s);
+    hwt_slab_span_husk(s);
 }
 
 size_t hwt_slab_unmap_free_regions(void)
@@ -601,9 +342,14 @@ size_t hwt_slab_unmap_free_regions(void)
     hwt_slab_lock_all();
     for (uint32_t i = 0; i < hwt_slab_region_count; i++) {
         struct hwt_region *r = &hwt_slab_regions[i];
-        if (r->base != REGION_DEAD && region_released(r)) {
-            region_retire(r);
-            given += REGION_SIZE;
+        bool released = true;
+        if (r->base == HWT_REGION_DEAD)
+            continue;
+        hwt_slab_region_spans(r, r->cursor, note_unreleased, &released);
+        if (released) {
+            hwt_slab_region_spans(r, r->cursor, forget_span, NULL);
+            hwt_slab_region_retire(r);
+            given += HWT_REGION_SIZE;
         }
     }
     hwt_slab_unlock_all();
@@ -618,7 +364,7 @@ size_t hwt_slab_trim(void)
         hwt_lock(&c->lock);
         struct hwt_span *s;
         while ((s = c->empty) != NULL) {
-            list_remove(&c->empty, s);
+            hwt_slab_span_unlink(&c->empty, s);
             c->nempty--;
             release_locked(c, s);
             given += s->span_size;

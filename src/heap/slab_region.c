@@ -1,0 +1,132 @@
+/* SPDX-License-Identifier: MIT */
+/* Regions of address space reserved on demand, the page maps from an address to its span,
+ * carving span ranges and giving a whole region back. It never reads or writes a span's
+ * metadata, and never takes a central lock. */
+#include "slab_region.h"
+
+#include "align.h"
+#include "lock.h"
+#include "meta.h"
+#include "os.h"
+
+#define COMMIT_STEP ((size_t)4 << 20)
+
+/* Lock order: a central lock, then heap_lock, then the metadata lock. */
+static struct hwt_lock heap_lock = HWT_LOCK_INIT;
+struct hwt_region hwt_slab_regions[HWT_MAX_REGIONS];
+uint32_t hwt_slab_region_count;
+struct hwt_span **hwt_slab_regmap[(size_t)1 << HWT_REGMAP_BITS];
+/* The region new spans are carved from, NULL before the first; heap_lock */
+static struct hwt_region *current;
+
+/* A slot of the region table for a new region: one whose region was given back (its page
+ * map all NULL), else the next unused one; NULL when the table is full. */
+static struct hwt_region *region_slot_locked(void)
+{
+    for (uint32_t i = 0; i < hwt_slab_region_count; i++)
+        if (hwt_slab_regions[i].base == HWT_REGION_DEAD)
+            return &hwt_slab_regions[i];
+    return hwt_slab_region_count < HWT_MAX_REGIONS ? &hwt_slab_regions[hwt_slab_region_count]
+                                                   : NULL;
+}
+
+static struct hwt_region *region_new_locked(void)
+{
+    struct hwt_region *r = region_slot_locked();
+    if (r == NULL)
+        return NULL;
+    bool fresh = r == &hwt_slab_regions[hwt_slab_region_count];
+    void *base = hwt_os_reserve(HWT_REGION_SIZE, HWT_REGION_SIZE);
+    struct hwt_span **map =
+        fresh ? hwt_meta_alloc((HWT_REGION_SIZE / HWT_MAP_PAGE) * sizeof(*map), 64) : r->pagemap;
+    if (base == NULL || map == NULL) {
+        if (base != NULL)
+            hwt_os_unmap(base, HWT_REGION_SIZE);
+        return NULL;
+    }
+    r->cursor = r->committed = (uintptr_t)base;
+    r->pagemap = map;
+    __atomic_store_n(&r->base, (uintptr_t)base, __ATOMIC_RELEASE);
+    __atomic_store_n(&hwt_slab_regmap[r->base >> HWT_REGION_SHIFT], map, __ATOMIC_RELEASE);
+    if (fresh)
+        __atomic_store_n(&hwt_slab_region_count, hwt_slab_region_count + 1, __ATOMIC_RELEASE);
+    current = r;
+    return r;
+}
+
+static uintptr_t carve_locked(size_t span_size)
+{
+    struct hwt_region *r = current;
+    uintptr_t base = r != NULL ? hwt_align_up(r->cursor, span_size) : 0;
+    if (r == NULL || base + span_size > r->base + HWT_REGION_SIZE) {
+        r = region_new_locked();
+        if (r == NULL)
+            return 0;
+        base = hwt_align_up(r->cursor, span_size);
+    }
+    if (base + span_size > r->committed) {
+        uintptr_t end = hwt_align_up(base + span_size, COMMIT_STEP);
+        if (end > r->base + HWT_REGION_SIZE)
+            end = r->base + HWT_REGION_SIZE;
+        if (!hwt_os_commit((void *)r->committed, end - r->committed, true))
+            return 0;
+        __atomic_store_n(&r->committed, end, __ATOMIC_RELEASE);
+    }
+    r->cursor = base + span_size;
+    return base;
+}
+
+uintptr_t hwt_slab_region_carve(size_t span_size)
+{
+    hwt_lock(&heap_lock);
+    uintptr_t base = carve_locked(span_size);
+    hwt_unlock(&heap_lock);
+    return base;
+}
+
+void hwt_slab_region_map(uintptr_t base, size_t size, struct hwt_span *s)
+{
+    struct hwt_region *r = hwt_slab_region_of(base);
+    for (uintptr_t p = base; p < base + size; p += HWT_MAP_PAGE)
+        __atomic_store_n(&r->pagemap[(p - r->base) >> HWT_MAP_SHIFT], s, __ATOMIC_RELEASE);
+}
+
+void hwt_slab_region_spans(const struct hwt_region *r, uintptr_t end,
+                           void (*fn)(struct hwt_span *s, void *arg), void *arg)
+{
+    struct hwt_span *last = NULL;
+    for (uintptr_t p = r->base; p < end; p += HWT_MAP_PAGE) {
+        struct hwt_span *s =
+            __atomic_load_n(&r->pagemap[(p - r->base) >> HWT_MAP_SHIFT], __ATOMIC_ACQUIRE);
+        if (s == NULL || s == last)
+            continue;
+        last = s;
+        fn(s, arg);
+    }
+}
+
+void hwt_slab_region_retire(struct hwt_region *r)
+{
+    hwt_slab_region_map(r->base, r->committed - r->base, NULL);
+    __atomic_store_n(&hwt_slab_regmap[r->base >> HWT_REGION_SHIFT], NULL, __ATOMIC_RELEASE);
+    hwt_os_unmap((void *)r->base, HWT_REGION_SIZE);
+    if (current == r)
+        current = NULL;
+    r->cursor = r->committed = HWT_REGION_DEAD;
+    __atomic_store_n(&r->base, HWT_REGION_DEAD, __ATOMIC_RELEASE);
+}
+
+void hwt_slab_region_lock(void)
+{
+    hwt_lock(&heap_lock);
+}
+
+void hwt_slab_region_unlock(void)
+{
+    hwt_unlock(&heap_lock);
+}
+
+void hwt_slab_region_reset_lock(void)
+{
+    hwt_lock_reset(&heap_lock);
+}

@@ -1,0 +1,91 @@
+/* SPDX-License-Identifier: MIT */
+/* Regions: the address space spans are carved from, the page maps that find a span from an
+ * address, and giving a region back. It never looks inside a span. */
+#ifndef HWT_SLAB_REGION_H
+#define HWT_SLAB_REGION_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "size_class.h"
+
+struct hwt_span;
+
+/* Spans are carved from regions of HWT_REGION_SIZE bytes reserved on demand, each aligned
+ * to its size, so one shift finds a region's page map in hwt_slab_regmap and one more the
+ * span. The page map has an entry per HWT_MAP_PAGE bytes whatever the OS page size: the
+ * smallest span, since every span is aligned to its size (an entry per 4 KiB cost python3
+ * start-up 24 KiB more). */
+#define HWT_REGION_SHIFT 26u
+#define HWT_REGION_SIZE ((size_t)1 << HWT_REGION_SHIFT)
+#define HWT_MAX_REGIONS 1024u
+#define HWT_MAP_SHIFT 14u
+#define HWT_MAP_PAGE ((size_t)1 << HWT_MAP_SHIFT)
+_Static_assert(HWT_MAP_PAGE == HWT_SPAN_MIN, "a page map entry per smallest span");
+#define HWT_REGMAP_BITS (48u - HWT_REGION_SHIFT) /* user addresses below 2^48 */
+
+struct hwt_region {
+    uintptr_t base;            /* HWT_REGION_SIZE bytes reserved */
+    uintptr_t cursor;          /* next free byte; heap lock */
+    uintptr_t committed;       /* end of the committed (read-write, PROT_MTE) prefix */
+    struct hwt_span **pagemap; /* per HWT_MAP_PAGE: its span, NULL = none */
+};
+
+extern struct hwt_region hwt_slab_regions[HWT_MAX_REGIONS];
+extern uint32_t hwt_slab_region_count; /* published with release after the region is set up */
+/* Per 2^HWT_REGION_SHIFT bytes of address space: that region's page map, or NULL. In .bss
+ * (32 MiB of address space, a page of it touched per 512 regions' worth of addresses). */
+extern struct hwt_span **hwt_slab_regmap[(size_t)1 << HWT_REGMAP_BITS];
+
+/* Region holding addr, NULL when none. Lock-free. signal-safe */
+static inline struct hwt_region *hwt_slab_region_of(uintptr_t addr)
+{
+    uint32_t n = __atomic_load_n(&hwt_slab_region_count, __ATOMIC_ACQUIRE);
+    for (uint32_t i = 0; i < n; i++) {
+        if (addr - hwt_slab_regions[i].base < HWT_REGION_SIZE)
+            return &hwt_slab_regions[i];
+    }
+    return NULL;
+}
+
+/* Span holding addr (untagged), NULL when none. Lock-free: the maps and the span are
+ * published with release stores and reached here through the loaded pointers (address
+ * dependencies), so relaxed loads see them whole. Inline: every free starts here.
+ * signal-safe */
+static inline __attribute__((always_inline)) struct hwt_span *hwt_slab_span_of(uintptr_t addr)
+{
+    /* Bits above 2^48 wrap around: such an address can never equal a slot's (the callers
+     * check), whichever span it finds. */
+    uintptr_t top = (addr >> HWT_REGION_SHIFT) & (((uintptr_t)1 << HWT_REGMAP_BITS) - 1);
+    struct hwt_span **map = __atomic_load_n(&hwt_slab_regmap[top], __ATOMIC_RELAXED);
+    if (map == NULL)
+        return NULL;
+    return __atomic_load_n(&map[(addr >> HWT_MAP_SHIFT) & (HWT_REGION_SIZE / HWT_MAP_PAGE - 1)],
+                           __ATOMIC_RELAXED);
+}
+
+/* The base of a region slot whose region was given back (hwt_slab_region_retire): no user
+ * address lies there, so no lookup finds it. */
+#define HWT_REGION_DEAD ((uintptr_t)0 - HWT_REGION_SIZE)
+
+/* Address space for a span of span_size bytes, committed; 0 when out of memory. Takes the
+ * region lock. */
+uintptr_t hwt_slab_region_carve(size_t span_size);
+/* Points the page map entries of [base, base + size) at s (NULL: no span there). */
+void hwt_slab_region_map(uintptr_t base, size_t size, struct hwt_span *s);
+/* Calls fn for each span the page map of r names below end, once each (a span's entries are
+ * consecutive). Lock-free reads of the map: exact when nothing changes it, best effort
+ * otherwise. signal-safe */
+void hwt_slab_region_spans(const struct hwt_region *r, uintptr_t end,
+                           void (*fn)(struct hwt_span *s, void *arg), void *arg);
+/* Gives r's address space back; its page map forgets every span, and the table slot waits for
+ * a new region. The caller has made every span of r a husk; every lock held. */
+void hwt_slab_region_retire(struct hwt_region *r);
+/* The region lock (heap_lock), for fork and the out-of-memory give-back (after the central locks).
+ */
+void hwt_slab_region_lock(void);
+void hwt_slab_region_unlock(void);
+void hwt_slab_region_reset_lock(void);
+
+#endif

@@ -1,0 +1,91 @@
+/* SPDX-License-Identifier: MIT */
+/* Spans: their metadata, the husks of spans whose range went to another class, setting a
+ * span up on a range, and cutting a released range up for another class. It never decides
+ * which span to use or keep: that is the central lists' policy (slab.c). */
+#ifndef HWT_SLAB_SPAN_H
+#define HWT_SLAB_SPAN_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "slab_slot.h"
+
+#define HWT_SPAN_LINE 64u /* cache line size assumed for struct hwt_span's layout */
+
+/* One cache line: the fields every free reads, fixed while the span has its range, and those
+ * the central lists write under their lock. Refills and drains meet the transfer caches
+ * first, so a span's own fields are written seldom, and a line of its own for them cost 64
+ * bytes a span (python3 start-up: 825 spans, 52 KiB). */
+struct hwt_span {
+    uintptr_t base;               /* untagged, aligned to span_size */
+    uint64_t *free_bits;          /* 1 = available in the span; central lock */
+    struct hwt_slot *slots;       /* nslots words, an HWT_SLOT_EDGE word before and after */
+    struct hwt_span *next, *prev; /* central lists; central lock */
+    uint32_t span_size;           /* bytes */
+    uint32_t slot_size;           /* bytes */
+    uint32_t nslots;
+    uint32_t slot_recip; /* 2^32 / slot_size rounded up, for division-free slot indexes */
+    uint32_t nfree;      /* slots available in the span (free_bits set); central lock */
+    uint16_t cls;
+    uint8_t arena; /* whose central lists it is on (HWT_ARENAS) */
+    uint8_t list;  /* which central list holds it; central lock */
+};
+_Static_assert(sizeof(struct hwt_span) <= HWT_SPAN_LINE, "a span's metadata is one line");
+
+static inline uint32_t hwt_slab_index(const struct hwt_span *s, uintptr_t addr)
+{
+    return (uint32_t)(((addr - s->base) * (uint64_t)s->slot_recip) >> 32);
+}
+
+/* Which central list holds a span (struct hwt_span.list). */
+enum hwt_slab_span_list {
+    HWT_SPAN_LIST_NONE,
+    HWT_SPAN_LIST_PARTIAL,
+    HWT_SPAN_LIST_EMPTY,
+    HWT_SPAN_LIST_RELEASED
+};
+
+/* Central lists: pushes s on the list at head, which is the one `which` names. Caller holds
+ * the list's lock. */
+static inline void hwt_slab_span_push(struct hwt_span **head, struct hwt_span *s, uint8_t which)
+{
+    s->prev = NULL;
+    s->next = *head;
+    if (*head != NULL)
+        (*head)->prev = s;
+    *head = s;
+    s->list = which;
+}
+
+static inline void hwt_slab_span_unlink(struct hwt_span **head, struct hwt_span *s)
+{
+    if (s->prev != NULL)
+        s->prev->next = s->next;
+    else
+        *head = s->next;
+    if (s->next != NULL)
+        s->next->prev = s->prev;
+    s->next = s->prev = NULL;
+    s->list = HWT_SPAN_LIST_NONE;
+}
+
+/* A new span of cls for arena, carved from a region and tagged free before anyone else can
+ * see it: QEMU loses tags when two threads first tag a fresh page at once (docs/design.md).
+ * NULL when out of memory; *no_space then says whether the address space ran out (the
+ * metadata was kept for the next span of cls). */
+struct hwt_span *hwt_slab_span_new(unsigned arena, unsigned cls, bool *no_space);
+/* Cuts victim, a released span of another class at least as big as a span of cls (its pages
+ * already given back), into spans of cls for arena: the first is returned, tagged free; the
+ * others are pushed on released, untagged. victim's metadata becomes a husk. The caller
+ * holds the lock of released's list. */
+struct hwt_span *hwt_slab_span_cut(struct hwt_span *victim, unsigned arena, unsigned cls,
+                                   struct hwt_span **released);
+/* Keeps s's metadata for the next span of its class (s's range is no longer mapped). */
+void hwt_slab_span_husk(struct hwt_span *s);
+
+/* The heap walk of HWTAG_DEBUG=2, run on a span after every central take and give: its
+ * bitmap counts nfree available slots and none of them is live. Central lock held. */
+bool hwt_slab_span_consistent(const struct hwt_span *s);
+
+#endif
