@@ -7,9 +7,7 @@
 
 #include <stdint.h>
 
-#define HWT_STACK_MAX_FRAMES 32u
-/* Ids are below 2^HWT_STACKDEPOT_ID_BITS: slot metadata packs two of them into a word. */
-#define HWT_STACKDEPOT_ID_BITS 20u
+#include "stackdepot_limits.h"
 
 /* Returns the id of (tid, pcs[0..n)), storing it on first sight; 0 when the depot is
  * full or n == 0. Lock-free; safe to call from malloc/free on any thread. */
