@@ -103,6 +103,11 @@ struct hwt_class_usage {
 };
 void hwt_slab_class_usage(struct hwt_class_usage *out);
 
+/* Calls fn for every live small object, in no particular order. Lock-free reads of the
+ * slot words: exact when every other thread is stopped, best effort otherwise. Never
+ * allocates. signal-safe */
+void hwt_slab_walk_live(void (*fn)(const struct hwt_object *obj, void *arg), void *arg);
+
 /* Out of memory: gives back the address space of every region whose spans are all fully
  * free and released (hwt_slab_trim first); returns its bytes. */
 size_t hwt_slab_unmap_free_regions(void);
