@@ -13,6 +13,7 @@
 #include <stdint.h>
 
 #include "arch/mte.h"
+#include "arch/mte_range.h"
 #include "history.h"
 #include "size_class.h"
 #include "slab.h"
@@ -163,12 +164,13 @@ hwt_alloc_fast_free_with(struct hwt_thread_state *self, struct hwt_tcache *tc, v
     slot = &s->slots[idx];
     bin = &tc->bins[s->cls];
     w = __atomic_load_n(&slot->word, __ATOMIC_RELAXED);
-    requested = hwt_slot_requested(w);
+    requested = hwt_slab_slot_requested(w);
     /* live, and tagged: the pointer's tag is the word's. One compare for both, of the
      * word's bits 0-7 (tag, two zero bits, state) with the pointer's tag */
     uint64_t live = (uint64_t)HWT_SLOT_LIVE << HWT_SLOT_STATE_SHIFT;
     ok = bin->count != bin->max &&
-         (tagged ? ((w ^ mte_ptr_tag(ptr)) & 0xff) == live : hwt_slot_state(w) == HWT_SLOT_LIVE) &&
+         (tagged ? ((w ^ mte_ptr_tag(ptr)) & 0xff) == live
+                 : hwt_slab_slot_state(w) == HWT_SLOT_LIVE) &&
          (!history || likely(tc->history.next != tc->history.end)) &&
          (HWT_ALLOC_TAIL_AFTER_SWAP || hwt_alloc_fast_tail_ok(tc, flags, ptr, requested)) &&
          (HWT_ALLOC_FREE_STACK_FIRST || !(flags & HWT_TCACHE_STACK) ||

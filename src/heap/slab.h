@@ -101,18 +101,6 @@ static inline uint64_t hwt_slab_slot_word(unsigned state, unsigned tag, size_t r
            (uint64_t)(free_stack & HWT_SLOT_STACK_MASK) << HWT_SLOT_FREE_SHIFT;
 }
 
-/* The names alloc_fast.h still uses for two of the accessors above, until it moves to
- * hwt_slab_slot_*; then these go. */
-static inline unsigned hwt_slot_state(uint64_t w)
-{
-    return hwt_slab_slot_state(w);
-}
-
-static inline size_t hwt_slot_requested(uint64_t w)
-{
-    return hwt_slab_slot_requested(w);
-}
-
 /* One cache line: the fields every free reads, fixed while the span has its range, and those
  * the central lists write under their lock. Refills and drains meet the transfer caches
  * first, so a span's own fields are written seldom, and a line of its own for them cost 64
