@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: MIT */
-/* The fast paths of malloc and free: a small object through the thread cache, inline in
- * interpose.c's entry points, so no call or frame stands between the program and the
- * cache and the stack they capture starts at the program's call. Whatever they do not
+/* The front end's fast paths of malloc and free: a small object through the thread cache,
+ * inline in interpose.c's entry points, so no call or frame stands between the program and
+ * the cache and the stack they capture starts at the program's call. Whatever they do not
  * handle (a thread's first call, an empty or full bin, a large or aligned request, a bad
  * pointer, a report) they leave untouched and return NULL / false, and the entry point
- * takes the general path of alloc.c, which checks everything again. */
+ * tail-calls alloc.c (alloc.h), which checks everything again. */
 #ifndef HWT_ALLOC_FAST_H
 #define HWT_ALLOC_FAST_H
 
@@ -215,7 +215,7 @@ out:
 }
 
 /* The flag sets the entry points inline, with stacks and without (tagged where tagging is
- * compiled in); any other flags take the out-of-line copies (alloc.c). */
+ * compiled in); any other flags take alloc.c's out-of-line copies. */
 #define HWT_ALLOC_FLAGS_NO_STACK ((HWTAG_MTE ? HWT_TCACHE_MTE : 0) | HWT_TCACHE_TAIL)
 #define HWT_ALLOC_FLAGS_DEFAULT (HWT_ALLOC_FLAGS_NO_STACK | HWT_TCACHE_STACK)
 /* The inlined copy the entry points test first after gate 0, one compare and branch ahead
@@ -226,10 +226,6 @@ out:
 #define HWT_ALLOC_FLAGS_SECOND (HWTAG_MTE ? HWT_ALLOC_FLAGS_DEFAULT : HWT_ALLOC_FLAGS_NO_STACK)
 /* hwt_thread_state.gate of a thread not busy with these flags (busy is the high word) */
 #define HWT_ALLOC_GATE(flags) ((uint64_t)(flags))
-void *hwt_alloc_fast_malloc_flags(struct hwt_thread_state *self, struct hwt_tcache *tc, size_t size,
-                                  bool zero, struct hwt_caller c);
-bool hwt_alloc_fast_free_flags(struct hwt_thread_state *self, struct hwt_tcache *tc, void *ptr,
-                               struct hwt_caller c);
 
 /* The copies inlined into malloc's entry point: the allocator alone (gate 0), and malloc
  * (not calloc) with the default flags or without stacks. */
@@ -240,7 +236,7 @@ static inline bool hwt_alloc_fast_malloc_inline(uint64_t gate, bool zero)
 }
 
 /* malloc/calloc of size bytes (16-byte alignment) from the cache through an inlined copy;
- * NULL when another copy (hwt_alloc_fast_malloc_other) or the general path must do it.
+ * NULL when another copy or the general path must do it (hwt_alloc_malloc, alloc.h).
  * Inline in the entry point, which makes no call on this way: it sets up no frame and
  * saves no register. c: the entry point's caller, where stacks start. */
 static inline __attribute__((always_inline)) void *hwt_alloc_fast_malloc(size_t size, bool zero,
@@ -261,24 +257,8 @@ static inline __attribute__((always_inline)) void *hwt_alloc_fast_malloc(size_t 
     return NULL;
 }
 
-/* The out-of-line copy for a cache whose flags have no inlined one (a report's resume,
- * calloc with tags); NULL when there is none or it cannot do it. For the entry point's way
- * out after hwt_alloc_fast_malloc. */
-static inline void *hwt_alloc_fast_malloc_other(size_t size, bool zero, struct hwt_caller c)
-{
-    struct hwt_thread_state *self = &hwt_self;
-    struct hwt_tcache *tc = self->tc;
-    if (size > HWT_SMALL_MAX || (uintptr_t)tc <= (uintptr_t)HWT_TCACHE_DEAD)
-        return NULL;
-    uint64_t gate = self->gate;
-    if (hwt_alloc_fast_malloc_inline(gate, zero) || self->busy)
-        return NULL;
-    return hwt_alloc_fast_malloc_flags(self, tc, size, zero, c);
-}
-
 /* free of a live small object into the cache through an inlined copy; false when another
- * copy (hwt_alloc_fast_free_other) or the general path must do it. As
- * hwt_alloc_fast_malloc. */
+ * copy or the general path must do it (hwt_alloc_free, alloc.h). As hwt_alloc_fast_malloc. */
 static inline __attribute__((always_inline)) bool hwt_alloc_fast_free(void *ptr,
                                                                       struct hwt_caller c)
 {
@@ -294,18 +274,6 @@ static inline __attribute__((always_inline)) bool hwt_alloc_fast_free(void *ptr,
     if (gate == HWT_ALLOC_GATE(HWT_ALLOC_FLAGS_SECOND))
         return hwt_alloc_fast_free_with(self, tc, ptr, HWT_ALLOC_FLAGS_SECOND, c);
     return false;
-}
-
-/* As hwt_alloc_fast_malloc_other, for free (whose inlined copies are those of malloc). */
-static inline bool hwt_alloc_fast_free_other(void *ptr, struct hwt_caller c)
-{
-    struct hwt_thread_state *self = &hwt_self;
-    struct hwt_tcache *tc = self->tc;
-    if ((uintptr_t)tc <= (uintptr_t)HWT_TCACHE_DEAD)
-        return false;
-    if (hwt_alloc_fast_malloc_inline(self->gate, false) || self->busy)
-        return false;
-    return hwt_alloc_fast_free_flags(self, tc, ptr, c);
 }
 
 #endif

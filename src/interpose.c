@@ -29,8 +29,6 @@
 
 #define EXPORT __attribute__((visibility("default")))
 
-/* Requests this large can never succeed; fail before any arithmetic can overflow. */
-#define MAX_REQUEST (SIZE_MAX / 2)
 /* Frames kept of a pool allocation or free, as of malloc's. */
 #define POOL_STACK_FRAMES 12u
 
@@ -54,44 +52,13 @@ static inline __attribute__((always_inline)) struct hwt_caller leaf_caller(void)
 #define LEAF_CALLER() ENTRY_CALLER()
 #endif
 
-/* errno after a call: as the program left it on success (the allocator's own system calls
- * may fail on the way, e.g. a thread's first call reading its stack's bounds under qemu,
- * which has no process_vm_readv), ENOMEM on failure, as glibc sets it. */
-static inline void *outcome(void *p, int saved)
-{
-    errno = p != NULL ? saved : ENOMEM;
-    return p;
-}
-
-/* malloc's and calloc's way past their inlined fast paths: another cache copy, then the
- * general path. Out of line and reached by a tail call, so that the entry points keep no
- * value across a call. */
-static __attribute__((noinline)) void *alloc_general(size_t size, bool zero, struct hwt_caller c)
-{
-    void *p = hwt_alloc_fast_malloc_other(size, zero, c);
-    if (p != NULL)
-        return p;
-    if (unlikely(size > MAX_REQUEST))
-        return outcome(NULL, 0); /* glibc: malloc(SIZE_MAX) -> NULL, ENOMEM */
-    int saved = errno;
-    return outcome(hwt_alloc(size, HWT_GRANULE, zero, c), saved);
-}
-
 LEAF_ENTRY void *malloc(size_t size)
 {
     struct hwt_caller c = LEAF_CALLER();
     void *fast = hwt_alloc_fast_malloc(size, false, c);
     if (likely(fast != NULL))
         return fast;
-    return alloc_general(size, false, c);
-}
-
-/* A tail call to the general path: free_general stays out of the stacks and report titles
- * (hwt_alloc_free keeps errno, as POSIX.1-2024 asks of free). */
-static __attribute__((noinline)) void free_general(void *ptr, struct hwt_caller c)
-{
-    if (!hwt_alloc_fast_free_other(ptr, c))
-        hwt_alloc_free(ptr, c);
+    return hwt_alloc_malloc(size, false, c); /* glibc: malloc(SIZE_MAX) -> NULL, ENOMEM */
 }
 
 LEAF_ENTRY void free(void *ptr)
@@ -99,7 +66,7 @@ LEAF_ENTRY void free(void *ptr)
     struct hwt_caller c = LEAF_CALLER();
     if (likely(hwt_alloc_fast_free(ptr, c)))
         return;
-    free_general(ptr, c);
+    hwt_alloc_free(ptr, c); /* keeps errno, as POSIX.1-2024 asks of free */
 }
 
 /* Not frameless: its inlined fast path of the allocator alone zeroes with a call. */
@@ -107,14 +74,14 @@ EXPORT void *calloc(size_t n, size_t size)
 {
     struct hwt_caller c = ENTRY_CALLER();
     size_t total;
-    if (unlikely(__builtin_mul_overflow(n, size, &total) || total > MAX_REQUEST)) {
+    if (unlikely(__builtin_mul_overflow(n, size, &total))) {
         errno = ENOMEM; /* glibc: overflow -> NULL, ENOMEM */
         return NULL;
     }
     void *fast = hwt_alloc_fast_malloc(total, true, c);
     if (likely(fast != NULL))
         return fast;
-    return alloc_general(total, true, c);
+    return hwt_alloc_malloc(total, true, c);
 }
 
 EXPORT void *realloc(void *ptr, size_t size)
@@ -125,17 +92,8 @@ EXPORT void *realloc(void *ptr, size_t size)
         free(ptr); /* glibc: realloc(p, 0) frees p and returns NULL */
         return NULL;
     }
-    if (unlikely(size > MAX_REQUEST)) {
-        errno = ENOMEM; /* the old block is left untouched */
-        return NULL;
-    }
-    bool bad;
-    int saved = errno;
-    void *p = hwt_alloc_realloc(ptr, size, &bad, ENTRY_CALLER());
-    outcome(p, saved);
-    if (unlikely(p == NULL && bad))
-        errno = EINVAL;
-    return p;
+    /* too large: ENOMEM, the old block untouched; a bad ptr: reported, then EINVAL */
+    return hwt_alloc_realloc(ptr, size, ENTRY_CALLER());
 }
 
 EXPORT void *reallocarray(void *ptr, size_t n, size_t size)
@@ -153,31 +111,18 @@ static bool valid_alignment(size_t align)
     return align != 0 && (align & (align - 1)) == 0;
 }
 
-/* Inlined into each entry point, whose caller it is given. align: a power of two. saved:
- * errno as the program called. */
-static inline __attribute__((always_inline)) void *aligned(size_t align, size_t size,
-                                                           struct hwt_caller c, int saved)
-{
-    if (unlikely(size > MAX_REQUEST || align > MAX_REQUEST))
-        return outcome(NULL, saved);
-    if (align < HWT_GRANULE)
-        align = HWT_GRANULE;
-    return outcome(hwt_alloc(size, align, false, c), saved);
-}
-
 /* glibc 2.36's memalign and aligned_alloc: an alignment that is not a power of two is
  * rounded up to the next one; beyond the largest power of two, EINVAL. */
 static inline __attribute__((always_inline)) void *aligned_any(size_t align, size_t size,
                                                                struct hwt_caller c)
 {
-    int saved = errno;
-    if (unlikely(align > MAX_REQUEST + 1)) {
+    if (unlikely(align > HWT_ALLOC_MAX_REQUEST + 1)) {
         errno = EINVAL;
         return NULL;
     }
     if (!valid_alignment(align))
         align = align <= HWT_GRANULE ? HWT_GRANULE : (size_t)2 << (63 - __builtin_clzll(align));
-    return aligned(align, size, c, saved);
+    return hwt_alloc(size, align, false, c);
 }
 
 EXPORT int posix_memalign(void **out, size_t align, size_t size)
@@ -186,7 +131,7 @@ EXPORT int posix_memalign(void **out, size_t align, size_t size)
     if (!valid_alignment(align) || align % sizeof(void *) != 0)
         return EINVAL;
     /* glibc sets errno to ENOMEM too on failure; on success it is left alone */
-    void *p = aligned(align, size, ENTRY_CALLER(), errno);
+    void *p = hwt_alloc(size, align, false, ENTRY_CALLER());
     if (p == NULL)
         return ENOMEM;
     *out = p;
@@ -206,20 +151,18 @@ EXPORT void *memalign(size_t align, size_t size)
 
 EXPORT void *valloc(size_t size)
 {
-    int saved = errno;
-    hwt_init_ensure();
-    return aligned(hwt_os_page_size, size, ENTRY_CALLER(), saved);
+    return hwt_alloc(size, hwt_alloc_page_size(), false, ENTRY_CALLER());
 }
 
 EXPORT void *pvalloc(size_t size)
 {
-    int saved = errno;
-    hwt_init_ensure();
-    if (size > MAX_REQUEST)
-        return outcome(NULL, saved);
+    size_t page = hwt_alloc_page_size();
+    if (size > HWT_ALLOC_MAX_REQUEST) {
+        errno = ENOMEM;
+        return NULL;
+    }
     /* glibc: rounds up to whole pages; pvalloc(0) gives one page */
-    size_t rounded = hwt_align_up(size == 0 ? 1 : size, hwt_os_page_size);
-    return aligned(hwt_os_page_size, rounded, ENTRY_CALLER(), saved);
+    return hwt_alloc(hwt_align_up(size == 0 ? 1 : size, page), page, false, ENTRY_CALLER());
 }
 
 EXPORT size_t malloc_usable_size(void *ptr)
