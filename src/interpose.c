@@ -1,56 +1,29 @@
 /* SPDX-License-Identifier: MIT */
-/* The only definitions of the malloc family and the hwtag_* API. Each glibc-compatible
- * choice for bad requests is noted where it is made. */
+/* The only definitions of the malloc family, sigaction and the hwtag_* API (glibc's
+ * statistics calls are introspect.c's). Each glibc-compatible choice for bad requests is
+ * noted where it is made; the work is the front end's (alloc_fast.h inline, then alloc.h). */
 #include <errno.h>
 #include <malloc.h>
 #include <signal.h>
 #include <stdint.h>
-#include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 
 #include "alloc.h"
 #include "alloc_fast.h"
-#include "arch/caller.h"
-#include "arch/mte.h"
 #include "callback.h"
-#include "chain.h"
-#include "hwtag.h"
-#include "init.h"
 #include "fault.h"
 #include "options.h"
-#include "os.h"
-#include "fmt.h"
 #include "pool.h"
 #include "stackdepot.h"
 #include "unwind.h"
+#include "arch/mte.h"
+#include "chain.h"
+#include "hwtag.h"
+#include "entry.h"
+#include "init.h"
+#include "os.h"
 #include "stats.h"
 #include "trim.h"
-
-#define EXPORT __attribute__((visibility("default")))
-
-/* Frames kept of a pool allocation or free, as of malloc's. */
-#define POOL_STACK_FRAMES 12u
-
-/* Where the program called the entry point, from its frame record: the stack it records
- * starts there (alloc.h). For entry points that set up a frame. */
-#define ENTRY_CALLER() hwt_caller_of_record((uintptr_t)__builtin_frame_address(0))
-
-/* malloc and free: frameless where the architecture allows (arch/caller.h). Their
- * fast paths are inline and make no call, and every other way out is a tail call, so they
- * set up no frame record and save no register; their caller is read from the registers. */
-#define LEAF_ENTRY EXPORT HWT_ARCH_FRAMELESS
-#if HWT_ARCH_HAVE_FRAMELESS
-static inline __attribute__((always_inline)) struct hwt_caller leaf_caller(void)
-{
-    struct hwt_caller c;
-    hwt_arch_entry_caller(&c.pc, &c.fp);
-    return c;
-}
-#define LEAF_CALLER() leaf_caller()
-#else
-#define LEAF_CALLER() ENTRY_CALLER()
-#endif
 
 LEAF_ENTRY void *malloc(size_t size)
 {
@@ -192,92 +165,6 @@ EXPORT void free_aligned_sized(void *ptr, size_t align, size_t size)
     free(ptr);
 }
 
-/* glibc's introspection calls, answered from libhwtag's own counters, so that calling
- * them never wakes glibc's unused arena. One "arena": the whole heap. */
-static void collect(struct hwtag_stats *st)
-{
-    hwt_init_ensure();
-    hwt_stats_collect(st);
-}
-
-static size_t clamp_int(uint64_t v)
-{
-    return v > (uint64_t)INT32_MAX ? (size_t)INT32_MAX : (size_t)v;
-}
-
-EXPORT struct mallinfo2 mallinfo2(void)
-{
-    struct hwtag_stats st;
-    struct mallinfo2 mi;
-    collect(&st);
-    memset(&mi, 0, sizeof(mi));
-    uint64_t live =
-        st.heap_live_bytes < st.heap_mapped_bytes ? st.heap_live_bytes : st.heap_mapped_bytes;
-    mi.arena = st.heap_mapped_bytes;
-    mi.ordblks = 1;
-    mi.uordblks = live;
-    mi.fordblks = st.heap_mapped_bytes - live;
-    mi.hblks = st.large_allocs - st.large_frees;
-    return mi;
-}
-
-/* The int fields of the old mallinfo saturate instead of wrapping (glibc wraps). */
-EXPORT struct mallinfo mallinfo(void)
-{
-    struct mallinfo2 m2 = mallinfo2();
-    struct mallinfo mi;
-    memset(&mi, 0, sizeof(mi));
-    mi.arena = (int)clamp_int(m2.arena);
-    mi.ordblks = (int)clamp_int(m2.ordblks);
-    mi.uordblks = (int)clamp_int(m2.uordblks);
-    mi.fordblks = (int)clamp_int(m2.fordblks);
-    mi.hblks = (int)clamp_int(m2.hblks);
-    return mi;
-}
-
-/* glibc's layout on stderr, so scripts that read it keep working. */
-EXPORT void malloc_stats(void)
-{
-    struct mallinfo2 mi = mallinfo2();
-    char mem[512];
-    struct hwt_buf b;
-    hwt_fmt_init(&b, mem, sizeof(mem));
-    hwt_fmt_printf(&b, "Arena 0:\nsystem bytes     = %10zu\nin use bytes     = %10zu\n", mi.arena,
-                   mi.uordblks);
-    hwt_fmt_printf(&b, "Total (incl. mmap):\nsystem bytes     = %10zu\nin use bytes     = %10zu\n",
-                   mi.arena, mi.uordblks);
-    hwt_fmt_printf(&b, "max mmap regions = %10zu\nmax mmap bytes   = %10zu\n", mi.hblks, (size_t)0);
-    hwt_os_write_all(2, b.data, b.len);
-}
-
-/* glibc's XML shape with libhwtag's figures; options must be 0 (glibc: EINVAL). */
-EXPORT int malloc_info(int options, FILE *fp)
-{
-    struct hwtag_stats st;
-    char mem[1024];
-    struct hwt_buf b;
-    if (options != 0) {
-        errno = EINVAL;
-        return -1;
-    }
-    collect(&st);
-    hwt_fmt_init(&b, mem, sizeof(mem));
-    hwt_fmt_printf(&b, "<malloc version=\"hwtag-%s\">\n<heap nr=\"0\">\n", HWTAG_VERSION_STRING);
-    hwt_fmt_printf(&b, "<total type=\"mmap\" count=\"%llu\" size=\"%llu\"/>\n",
-                   (unsigned long long)(st.large_allocs - st.large_frees),
-                   (unsigned long long)st.heap_mapped_bytes);
-    hwt_fmt_printf(&b, "<system type=\"current\" size=\"%llu\"/>\n",
-                   (unsigned long long)st.heap_mapped_bytes);
-    hwt_fmt_printf(&b, "<aspace type=\"total\" size=\"%llu\"/>\n</heap>\n",
-                   (unsigned long long)st.heap_mapped_bytes);
-    hwt_fmt_printf(&b, "<total type=\"mmap\" count=\"%llu\" size=\"%llu\"/>\n",
-                   (unsigned long long)(st.large_allocs - st.large_frees),
-                   (unsigned long long)st.heap_mapped_bytes);
-    hwt_fmt_printf(&b, "<system type=\"current\" size=\"%llu\"/>\n</malloc>\n",
-                   (unsigned long long)st.heap_mapped_bytes);
-    return fputs(b.data, fp) < 0 ? -1 : 0;
-}
-
 /* Gives every free page back to the OS: empty spans and the pages of cached large
  * mappings. Returns 1 when memory was released, as glibc does. pad is not needed: nothing
  * here sits at a heap top. */
@@ -309,6 +196,9 @@ EXPORT int mallopt(int param, int value)
         return 0;
     }
 }
+
+/* Frames kept of a pool allocation or free, as of malloc's. */
+#define POOL_STACK_FRAMES 12u
 
 EXPORT const char *hwtag_version(void)
 {
