@@ -18,7 +18,7 @@
 #include "large.h"
 #include "lock.h"
 #include "meta.h"
-#include "mode.h"
+#include "action.h"
 #include "options.h"
 #include "os.h"
 #include "pool.h"

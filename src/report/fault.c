@@ -17,7 +17,7 @@
 #include "history.h"
 #include "infer.h"
 #include "lookup.h"
-#include "mode.h"
+#include "action.h"
 #include "options.h"
 #include "os.h"
 #include "report.h"

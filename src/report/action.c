@@ -3,7 +3,7 @@
  * bookkeeping of HWTAG_FAULT=report (the kernel's kasan_multi_shot, the sanitizers'
  * halt_on_error=0): each distinct bug printed once, at most HWTAG_MAX_REPORTS of them, and
  * a count at exit. Decides and acts; it neither formats nor writes reports. */
-#include "mode.h"
+#include "action.h"
 
 #include <signal.h>
 #include <string.h>
