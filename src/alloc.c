@@ -56,9 +56,9 @@ static inline __attribute__((always_inline)) uint32_t capture_stack(struct hwt_t
     /* First the fast paths' walk, which only hashes: a stack the thread's cache holds (the
      * common case: large objects, and small ones past an empty or full bin, come from the
      * same few call sites) then costs no copy of its frames and no look-up of the stack's
-     * bounds (a large malloc+free with stacks, natively: 186 -> 41 instructions for the two).
-     * On a miss the same walk again, storing the frames: python3 start-up's misses cost 250
-     * instructions more each with hwt_unwind_caller's walk, on aarch64. A caller on another
+     * bounds, which is most of a large malloc+free's cost with stacks.
+     * On a miss the same walk again, storing the frames: hwt_unwind_caller's general walk
+     * would look the bounds up again, and misses are common at start-up. A caller on another
      * stack than the thread's own (a signal's alternate stack, a coroutine) takes that one,
      * which finds its bounds. */
     uintptr_t pcs[HWT_ALLOC_STACK_FRAMES];

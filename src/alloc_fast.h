@@ -23,7 +23,7 @@
 #include "unwind.h"
 
 /* Frames kept of an allocation or free: enough to place the call; fewer frames mean fewer
- * distinct stacks (python3 start-up: 17k at 16 frames, 15.5k at 12) and a shorter walk. */
+ * distinct stacks to store and a shorter walk. */
 #define HWT_ALLOC_STACK_FRAMES 12u
 
 /* Depot id of the stack from c: a walk of the thread's own stack that only hashes, then
@@ -67,9 +67,9 @@ static inline bool hwt_alloc_fast_history(unsigned flags)
 /* Whether a fast path of flags runs with Tag Check Override set: tagged ones with stacks.
  * Under QEMU each checked load or store of the program is a helper call, and the default's
  * fast path makes dozens (the walk's frame loads, the stack cache's, the history ring's);
- * two TCO writes make them plain (qemu churn +30%, 0.40 -> 0.52 M ops/s).
- * On hardware the writes cost 2 instructions a call. Without stacks the path has few
- * accesses, and its instruction count is the tight one: it runs checked. */
+ * two TCO writes make them plain, which outweighs the writes under QEMU; on hardware the
+ * writes are pure cost. Without stacks the path has few accesses, and its instruction
+ * count is the tight one: it runs checked. */
 static inline bool hwt_alloc_fast_tco(unsigned flags)
 {
     return hwt_alloc_fast_history(flags);
@@ -117,10 +117,9 @@ out:
 
 #define HWT_ALLOC_TAIL_AFTER_SWAP (!HWTAG_MTE) /* see hwt_alloc_fast_free_with */
 /* Natively, free walks the stack before it looks the object up: the walk needs most
- * registers, and then no value of the object's is live across it (x86_64 spilled two and
- * saved five registers for it; native churn 284 -> 276 instructions a pair with the tail
- * change). Tagged builds look the object up first: aarch64 has the registers, and the other
- * order cost 3 instructions a pair. */
+ * registers, and then no value of the object's is live across it (x86_64 otherwise spilled
+ * and saved registers for it). Tagged builds look the object up first: aarch64 has the
+ * registers, and the other order costs instructions there. */
 #define HWT_ALLOC_FREE_STACK_FIRST (!HWTAG_MTE)
 
 /* Whether free may go on as far as the tail of ptr's object says: intact, or none kept. */
@@ -185,11 +184,11 @@ hwt_alloc_fast_free_with(struct hwt_thread_state *self, struct hwt_tcache *tc, v
     }
     /* Natively, the tail after the swap: x86_64's swap is a full barrier, which waited for
      * the tail's load, often a miss (the object's last granule, untouched since its
-     * malloc); after it, the load overlaps what follows (native churn +6%). A broken tail
+     * malloc); after it, the load overlaps what follows. A broken tail
      * puts the word back as it was, before any other change, and the general path reports
      * it; only a second free of the pointer racing this one could see it freed in between,
      * and that is a double free. Tagged builds check first: CASAL orders the load either
-     * way, and the way back would cost 5 instructions a pair. */
+     * way, and the way back would only add instructions. */
     if (HWT_ALLOC_TAIL_AFTER_SWAP && ok &&
         unlikely(!hwt_alloc_fast_tail_ok(tc, flags, ptr, requested))) {
         __atomic_store_n(&slot->word, w, __ATOMIC_RELAXED);

@@ -154,7 +154,7 @@ static void fork_child(void)
     hwt_slab_reset_locks();
     hwt_transfer_reset_locks();
     hwt_tcache_after_fork_child();
-    hwt_mode_after_fork_child();
+    hwt_action_after_fork_child();
     if (fork_locked && _IO_list_resetlock != NULL)
         _IO_list_resetlock();
     fork_locked = 0;
