@@ -3,6 +3,7 @@
  * pointer validation. It defines no libc names (interpose.c does). */
 #include "alloc.h"
 #include "alloc_fast.h"
+#include "busy.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -55,9 +56,9 @@ static inline __attribute__((always_inline)) uint32_t capture_stack(struct hwt_t
     /* First the fast paths' walk, which only hashes: a stack the thread's cache holds (the
      * common case: large objects, and small ones past an empty or full bin, come from the
      * same few call sites) then costs no copy of its frames and no look-up of the stack's
-     * bounds (a large malloc+free with stacks, natively: 186 -> 41 instructions for the two).
-     * On a miss the same walk again, storing the frames: python3 start-up's misses cost 250
-     * instructions more each with hwt_unwind_caller's walk, on aarch64. A caller on another
+     * bounds, which is most of a large malloc+free's cost with stacks.
+     * On a miss the same walk again, storing the frames: hwt_unwind_caller's general walk
+     * would look the bounds up again, and misses are common at start-up. A caller on another
      * stack than the thread's own (a signal's alternate stack, a coroutine) takes that one,
      * which finds its bounds. */
     uintptr_t pcs[HWT_ALLOC_STACK_FRAMES];
@@ -78,7 +79,8 @@ static inline __attribute__((always_inline)) uint32_t capture_stack(struct hwt_t
     return stack_id(tc, pcs, n, key);
 }
 
-/* The out-of-line fast paths (alloc_fast.h) for flags the entry points do not inline. */
+/* The fast path's copies for flags the entry points do not inline (a report's resume,
+ * calloc with tags), each with those flags as constants, out of line. */
 
 /* Clears the TCO a report left set (HWT_TCACHE_RESUME). */
 static inline void resume_checks(struct hwt_thread_state *self)
@@ -88,49 +90,32 @@ static inline void resume_checks(struct hwt_thread_state *self)
         self->flags &= ~(uint32_t)HWT_TCACHE_RESUME;
     }
 }
-__attribute__((noinline)) void *hwt_alloc_fast_malloc_flags(struct hwt_thread_state *self,
-                                                            struct hwt_tcache *tc, size_t size,
-                                                            bool zero, struct hwt_caller c)
+
+static __attribute__((noinline)) void *malloc_flags(struct hwt_thread_state *self,
+                                                    struct hwt_tcache *tc, size_t size, bool zero,
+                                                    struct hwt_caller c)
 {
     resume_checks(self);
     return hwt_alloc_fast_malloc_with(self, tc, size, zero, self->flags, c);
 }
 
-__attribute__((noinline)) bool hwt_alloc_fast_free_flags(struct hwt_thread_state *self,
-                                                         struct hwt_tcache *tc, void *ptr,
-                                                         struct hwt_caller c)
+static __attribute__((noinline)) bool
+free_flags(struct hwt_thread_state *self, struct hwt_tcache *tc, void *ptr, struct hwt_caller c)
 {
     resume_checks(self);
     return hwt_alloc_fast_free_with(self, tc, ptr, self->flags, c);
 }
 
-int hwt_alloc_busy(void)
+/* The thread's cache when its flags have no copy inlined into the entry points, it is live
+ * and the thread is not busy; else NULL. */
+static inline struct hwt_tcache *other_flags_cache(struct hwt_thread_state *self, bool zero)
 {
-    return hwt_self.busy;
-}
-
-__attribute__((noinline, cold, noreturn)) static void reentered(void)
-{
-    static const char msg[] =
-        "hwtag: malloc re-entered from a signal handler (a handler that interrupted "
-        "malloc/free/realloc called one of them; that is not async-signal-safe): aborting\n";
-    hwt_os_write_all(2, msg, sizeof(msg) - 1);
-    abort();
-}
-
-static inline __attribute__((always_inline)) void enter(void)
-{
-    if (unlikely(hwt_self.busy))
-        reentered();
-    hwt_self.busy = 1;
-    __atomic_signal_fence(__ATOMIC_SEQ_CST);
-}
-
-static inline __attribute__((always_inline)) void leave(void)
-{
-    hwt_self.flags &= ~(uint32_t)HWT_TCACHE_RESUME; /* mte_tco_clear has just run */
-    __atomic_signal_fence(__ATOMIC_SEQ_CST);
-    hwt_self.busy = 0;
+    struct hwt_tcache *tc = self->tc;
+    if ((uintptr_t)tc <= (uintptr_t)HWT_TCACHE_DEAD)
+        return NULL;
+    if (hwt_alloc_fast_malloc_inline(self->gate, zero) || self->busy)
+        return NULL;
+    return tc;
 }
 
 /* An event of the history ring, through the thread's cursor when it has a cache; none
@@ -203,13 +188,30 @@ static void *alloc_stacked(size_t size, size_t align, bool zero, struct hwt_tcac
     return p;
 }
 
+/* errno after a call: as the program left it on success (the allocator's own system calls
+ * may fail on the way, e.g. a thread's first call reading its stack's bounds under qemu,
+ * which has no process_vm_readv), ENOMEM on failure, as glibc sets it. */
+static inline void *outcome(void *p, int saved)
+{
+    errno = p != NULL ? saved : ENOMEM;
+    return p;
+}
+
 /* Every entry runs with Tag Check Override set: the allocator's own loads and stores touch
  * untagged metadata or memory it is retagging, so checking them buys nothing, and under
  * QEMU each checked access costs a page-table walk (see README, Performance). */
-void *hwt_alloc(size_t size, size_t align, bool zero, struct hwt_caller c)
+static inline __attribute__((always_inline)) void *alloc_general(size_t size, size_t align,
+                                                                 bool zero, struct hwt_caller c)
 {
+    if (unlikely(size > HWT_ALLOC_MAX_REQUEST || align > HWT_ALLOC_MAX_REQUEST)) {
+        errno = ENOMEM; /* glibc: NULL and ENOMEM for SIZE_MAX bytes */
+        return NULL;
+    }
+    int saved = errno;
+    if (align < HWT_GRANULE)
+        align = HWT_GRANULE;
     hwt_init_ensure();
-    enter();
+    hwt_busy_enter();
     mte_tco_set();
     struct hwt_tcache *tc = tcache();
     uint32_t stack = capture_stack(tc, c);
@@ -217,8 +219,35 @@ void *hwt_alloc(size_t size, size_t align, bool zero, struct hwt_caller c)
     if (hwt_mte_active && p != NULL)
         record(tc, p, size, stack, false);
     mte_tco_clear();
-    leave();
-    return p;
+    hwt_busy_leave();
+    return outcome(p, saved);
+}
+
+void *hwt_alloc(size_t size, size_t align, bool zero, struct hwt_caller c)
+{
+    return alloc_general(size, align, zero, c);
+}
+
+/* Never inlined: the entry points reach it by a tail call and keep no frame of their own. */
+__attribute__((noinline)) void *hwt_alloc_malloc(size_t size, bool zero, struct hwt_caller c)
+{
+    struct hwt_thread_state *self = &hwt_self;
+    if (size <= HWT_SMALL_MAX) {
+        struct hwt_tcache *tc = other_flags_cache(self, zero);
+        void *p = tc != NULL ? malloc_flags(self, tc, size, zero, c) : NULL;
+        if (p != NULL)
+            return p;
+    }
+    /* inlined with the default alignment, whose checks then fold away */
+    return alloc_general(size, HWT_GRANULE, zero, c);
+}
+
+size_t hwt_alloc_page_size(void)
+{
+    int saved = errno;
+    hwt_init_ensure();
+    errno = saved;
+    return hwt_os_page_size;
 }
 
 static inline __attribute__((always_inline)) void
@@ -278,8 +307,13 @@ static void free_checked(struct hwt_tcache *tc, const void *ptr, struct hwt_span
         hwt_large_free(l, stack, large_stash(tc));
 }
 
-void hwt_alloc_free(void *ptr, struct hwt_caller c)
+/* Never inlined, as hwt_alloc_malloc. */
+__attribute__((noinline)) void hwt_alloc_free(void *ptr, struct hwt_caller c)
 {
+    struct hwt_thread_state *self = &hwt_self;
+    struct hwt_tcache *tc = other_flags_cache(self, false);
+    if (tc != NULL && free_flags(self, tc, ptr, c))
+        return;
     struct hwt_span *s;
     struct hwt_large *l;
     uint32_t idx = 0;
@@ -287,27 +321,36 @@ void hwt_alloc_free(void *ptr, struct hwt_caller c)
         return;
     int saved = errno; /* free leaves errno alone (POSIX.1-2024) */
     hwt_init_ensure();
-    enter();
+    hwt_busy_enter();
     mte_tco_set();
     if (check_pointer(ptr, &s, &idx, &l)) {
-        struct hwt_tcache *tc = tcache();
+        tc = tcache();
         free_checked(tc, ptr, s, idx, l, capture_stack(tc, c));
     }
     mte_tco_clear();
-    leave();
+    hwt_busy_leave();
     errno = saved;
 }
 
 static void *realloc_checked(void *ptr, size_t size, bool *bad, struct hwt_caller c);
 
-void *hwt_alloc_realloc(void *ptr, size_t size, bool *bad, struct hwt_caller c)
+void *hwt_alloc_realloc(void *ptr, size_t size, struct hwt_caller c)
 {
+    if (unlikely(size > HWT_ALLOC_MAX_REQUEST)) {
+        errno = ENOMEM; /* the old block is left untouched */
+        return NULL;
+    }
+    bool bad;
+    int saved = errno;
     hwt_init_ensure();
-    enter();
+    hwt_busy_enter();
     mte_tco_set();
-    void *p = realloc_checked(ptr, size, bad, c);
+    void *p = realloc_checked(ptr, size, &bad, c);
     mte_tco_clear();
-    leave();
+    hwt_busy_leave();
+    outcome(p, saved);
+    if (unlikely(p == NULL && bad))
+        errno = EINVAL; /* a freed or foreign pointer, reported */
     return p;
 }
 

@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: MIT */
-/* The fast paths of malloc and free: a small object through the thread cache, inline in
- * interpose.c's entry points, so no call or frame stands between the program and the
- * cache and the stack they capture starts at the program's call. Whatever they do not
+/* The front end's fast paths of malloc and free: a small object through the thread cache,
+ * inline in interpose.c's entry points, so no call or frame stands between the program and
+ * the cache and the stack they capture starts at the program's call. Whatever they do not
  * handle (a thread's first call, an empty or full bin, a large or aligned request, a bad
  * pointer, a report) they leave untouched and return NULL / false, and the entry point
- * takes the general path of alloc.c, which checks everything again. */
+ * tail-calls alloc.c (alloc.h), which checks everything again. */
 #ifndef HWT_ALLOC_FAST_H
 #define HWT_ALLOC_FAST_H
 
@@ -13,6 +13,7 @@
 #include <stdint.h>
 
 #include "arch/mte.h"
+#include "arch/mte_range.h"
 #include "history.h"
 #include "size_class.h"
 #include "slab.h"
@@ -22,7 +23,7 @@
 #include "unwind.h"
 
 /* Frames kept of an allocation or free: enough to place the call; fewer frames mean fewer
- * distinct stacks (python3 start-up: 17k at 16 frames, 15.5k at 12) and a shorter walk. */
+ * distinct stacks to store and a shorter walk. */
 #define HWT_ALLOC_STACK_FRAMES 12u
 
 /* Depot id of the stack from c: a walk of the thread's own stack that only hashes, then
@@ -66,9 +67,9 @@ static inline bool hwt_alloc_fast_history(unsigned flags)
 /* Whether a fast path of flags runs with Tag Check Override set: tagged ones with stacks.
  * Under QEMU each checked load or store of the program is a helper call, and the default's
  * fast path makes dozens (the walk's frame loads, the stack cache's, the history ring's);
- * two TCO writes make them plain (qemu churn +30%, 0.40 -> 0.52 M ops/s).
- * On hardware the writes cost 2 instructions a call. Without stacks the path has few
- * accesses, and its instruction count is the tight one: it runs checked. */
+ * two TCO writes make them plain, which outweighs the writes under QEMU; on hardware the
+ * writes are pure cost. Without stacks the path has few accesses, and its instruction
+ * count is the tight one: it runs checked. */
 static inline bool hwt_alloc_fast_tco(unsigned flags)
 {
     return hwt_alloc_fast_history(flags);
@@ -116,10 +117,9 @@ out:
 
 #define HWT_ALLOC_TAIL_AFTER_SWAP (!HWTAG_MTE) /* see hwt_alloc_fast_free_with */
 /* Natively, free walks the stack before it looks the object up: the walk needs most
- * registers, and then no value of the object's is live across it (x86_64 spilled two and
- * saved five registers for it; native churn 284 -> 276 instructions a pair with the tail
- * change). Tagged builds look the object up first: aarch64 has the registers, and the other
- * order cost 3 instructions a pair. */
+ * registers, and then no value of the object's is live across it (x86_64 otherwise spilled
+ * and saved registers for it). Tagged builds look the object up first: aarch64 has the
+ * registers, and the other order costs instructions there. */
 #define HWT_ALLOC_FREE_STACK_FIRST (!HWTAG_MTE)
 
 /* Whether free may go on as far as the tail of ptr's object says: intact, or none kept. */
@@ -163,12 +163,13 @@ hwt_alloc_fast_free_with(struct hwt_thread_state *self, struct hwt_tcache *tc, v
     slot = &s->slots[idx];
     bin = &tc->bins[s->cls];
     w = __atomic_load_n(&slot->word, __ATOMIC_RELAXED);
-    requested = hwt_slot_requested(w);
+    requested = hwt_slab_slot_requested(w);
     /* live, and tagged: the pointer's tag is the word's. One compare for both, of the
      * word's bits 0-7 (tag, two zero bits, state) with the pointer's tag */
     uint64_t live = (uint64_t)HWT_SLOT_LIVE << HWT_SLOT_STATE_SHIFT;
     ok = bin->count != bin->max &&
-         (tagged ? ((w ^ mte_ptr_tag(ptr)) & 0xff) == live : hwt_slot_state(w) == HWT_SLOT_LIVE) &&
+         (tagged ? ((w ^ mte_ptr_tag(ptr)) & 0xff) == live
+                 : hwt_slab_slot_state(w) == HWT_SLOT_LIVE) &&
          (!history || likely(tc->history.next != tc->history.end)) &&
          (HWT_ALLOC_TAIL_AFTER_SWAP || hwt_alloc_fast_tail_ok(tc, flags, ptr, requested)) &&
          (HWT_ALLOC_FREE_STACK_FIRST || !(flags & HWT_TCACHE_STACK) ||
@@ -183,11 +184,11 @@ hwt_alloc_fast_free_with(struct hwt_thread_state *self, struct hwt_tcache *tc, v
     }
     /* Natively, the tail after the swap: x86_64's swap is a full barrier, which waited for
      * the tail's load, often a miss (the object's last granule, untouched since its
-     * malloc); after it, the load overlaps what follows (native churn +6%). A broken tail
+     * malloc); after it, the load overlaps what follows. A broken tail
      * puts the word back as it was, before any other change, and the general path reports
      * it; only a second free of the pointer racing this one could see it freed in between,
      * and that is a double free. Tagged builds check first: CASAL orders the load either
-     * way, and the way back would cost 5 instructions a pair. */
+     * way, and the way back would only add instructions. */
     if (HWT_ALLOC_TAIL_AFTER_SWAP && ok &&
         unlikely(!hwt_alloc_fast_tail_ok(tc, flags, ptr, requested))) {
         __atomic_store_n(&slot->word, w, __ATOMIC_RELAXED);
@@ -213,7 +214,7 @@ out:
 }
 
 /* The flag sets the entry points inline, with stacks and without (tagged where tagging is
- * compiled in); any other flags take the out-of-line copies (alloc.c). */
+ * compiled in); any other flags take alloc.c's out-of-line copies. */
 #define HWT_ALLOC_FLAGS_NO_STACK ((HWTAG_MTE ? HWT_TCACHE_MTE : 0) | HWT_TCACHE_TAIL)
 #define HWT_ALLOC_FLAGS_DEFAULT (HWT_ALLOC_FLAGS_NO_STACK | HWT_TCACHE_STACK)
 /* The inlined copy the entry points test first after gate 0, one compare and branch ahead
@@ -224,10 +225,6 @@ out:
 #define HWT_ALLOC_FLAGS_SECOND (HWTAG_MTE ? HWT_ALLOC_FLAGS_DEFAULT : HWT_ALLOC_FLAGS_NO_STACK)
 /* hwt_thread_state.gate of a thread not busy with these flags (busy is the high word) */
 #define HWT_ALLOC_GATE(flags) ((uint64_t)(flags))
-void *hwt_alloc_fast_malloc_flags(struct hwt_thread_state *self, struct hwt_tcache *tc, size_t size,
-                                  bool zero, struct hwt_caller c);
-bool hwt_alloc_fast_free_flags(struct hwt_thread_state *self, struct hwt_tcache *tc, void *ptr,
-                               struct hwt_caller c);
 
 /* The copies inlined into malloc's entry point: the allocator alone (gate 0), and malloc
  * (not calloc) with the default flags or without stacks. */
@@ -238,7 +235,7 @@ static inline bool hwt_alloc_fast_malloc_inline(uint64_t gate, bool zero)
 }
 
 /* malloc/calloc of size bytes (16-byte alignment) from the cache through an inlined copy;
- * NULL when another copy (hwt_alloc_fast_malloc_other) or the general path must do it.
+ * NULL when another copy or the general path must do it (hwt_alloc_malloc, alloc.h).
  * Inline in the entry point, which makes no call on this way: it sets up no frame and
  * saves no register. c: the entry point's caller, where stacks start. */
 static inline __attribute__((always_inline)) void *hwt_alloc_fast_malloc(size_t size, bool zero,
@@ -259,24 +256,8 @@ static inline __attribute__((always_inline)) void *hwt_alloc_fast_malloc(size_t 
     return NULL;
 }
 
-/* The out-of-line copy for a cache whose flags have no inlined one (a report's resume,
- * calloc with tags); NULL when there is none or it cannot do it. For the entry point's way
- * out after hwt_alloc_fast_malloc. */
-static inline void *hwt_alloc_fast_malloc_other(size_t size, bool zero, struct hwt_caller c)
-{
-    struct hwt_thread_state *self = &hwt_self;
-    struct hwt_tcache *tc = self->tc;
-    if (size > HWT_SMALL_MAX || (uintptr_t)tc <= (uintptr_t)HWT_TCACHE_DEAD)
-        return NULL;
-    uint64_t gate = self->gate;
-    if (hwt_alloc_fast_malloc_inline(gate, zero) || self->busy)
-        return NULL;
-    return hwt_alloc_fast_malloc_flags(self, tc, size, zero, c);
-}
-
 /* free of a live small object into the cache through an inlined copy; false when another
- * copy (hwt_alloc_fast_free_other) or the general path must do it. As
- * hwt_alloc_fast_malloc. */
+ * copy or the general path must do it (hwt_alloc_free, alloc.h). As hwt_alloc_fast_malloc. */
 static inline __attribute__((always_inline)) bool hwt_alloc_fast_free(void *ptr,
                                                                       struct hwt_caller c)
 {
@@ -292,18 +273,6 @@ static inline __attribute__((always_inline)) bool hwt_alloc_fast_free(void *ptr,
     if (gate == HWT_ALLOC_GATE(HWT_ALLOC_FLAGS_SECOND))
         return hwt_alloc_fast_free_with(self, tc, ptr, HWT_ALLOC_FLAGS_SECOND, c);
     return false;
-}
-
-/* As hwt_alloc_fast_malloc_other, for free (whose inlined copies are those of malloc). */
-static inline bool hwt_alloc_fast_free_other(void *ptr, struct hwt_caller c)
-{
-    struct hwt_thread_state *self = &hwt_self;
-    struct hwt_tcache *tc = self->tc;
-    if ((uintptr_t)tc <= (uintptr_t)HWT_TCACHE_DEAD)
-        return false;
-    if (hwt_alloc_fast_malloc_inline(self->gate, false) || self->busy)
-        return false;
-    return hwt_alloc_fast_free_flags(self, tc, ptr, c);
 }
 
 #endif

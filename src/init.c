@@ -9,16 +9,16 @@
 #include <string.h>
 #include <sys/single_threaded.h>
 
-#include "alloc.h"
 #include "arch/mte.h"
 #include "altstack.h"
+#include "busy.h"
 #include "fault.h"
 #include "fmt.h"
 #include "history.h"
 #include "large.h"
 #include "lock.h"
 #include "meta.h"
-#include "mode.h"
+#include "action.h"
 #include "options.h"
 #include "os.h"
 #include "pool.h"
@@ -113,7 +113,7 @@ static void fork_prepare(void)
     }
     /* A handler that interrupted this thread's malloc or fork would wait forever for the
      * locks the interrupted call holds: say so instead of hanging. */
-    if (hwt_alloc_busy() || fork_locked) {
+    if (hwt_busy_now() || fork_locked) {
         say("hwtag: fork from a signal handler that interrupted malloc, free or fork in a "
             "multi-threaded process (not async-signal-safe): aborting\n");
         abort();
@@ -154,7 +154,7 @@ static void fork_child(void)
     hwt_slab_reset_locks();
     hwt_transfer_reset_locks();
     hwt_tcache_after_fork_child();
-    hwt_mode_after_fork_child();
+    hwt_action_after_fork_child();
     if (fork_locked && _IO_list_resetlock != NULL)
         _IO_list_resetlock();
     fork_locked = 0;

@@ -1,81 +1,29 @@
 /* SPDX-License-Identifier: MIT */
-/* The only definitions of the malloc family and the hwtag_* API. Each glibc-compatible
- * choice for bad requests is noted where it is made. */
+/* The only definitions of the malloc family, sigaction and the hwtag_* API (glibc's
+ * statistics calls are introspect.c's). Each glibc-compatible choice for bad requests is
+ * noted where it is made; the work is the front end's (alloc_fast.h inline, then alloc.h). */
 #include <errno.h>
 #include <malloc.h>
 #include <signal.h>
 #include <stdint.h>
-#include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 
 #include "alloc.h"
 #include "alloc_fast.h"
-#include "arch/caller.h"
-#include "arch/mte.h"
 #include "callback.h"
-#include "chain.h"
-#include "hwtag.h"
-#include "init.h"
 #include "fault.h"
 #include "options.h"
-#include "os.h"
-#include "fmt.h"
 #include "pool.h"
 #include "stackdepot.h"
 #include "unwind.h"
+#include "arch/mte.h"
+#include "chain.h"
+#include "hwtag.h"
+#include "entry.h"
+#include "init.h"
+#include "os.h"
 #include "stats.h"
 #include "trim.h"
-
-#define EXPORT __attribute__((visibility("default")))
-
-/* Requests this large can never succeed; fail before any arithmetic can overflow. */
-#define MAX_REQUEST (SIZE_MAX / 2)
-/* Frames kept of a pool allocation or free, as of malloc's. */
-#define POOL_STACK_FRAMES 12u
-
-/* Where the program called the entry point, from its frame record: the stack it records
- * starts there (alloc.h). For entry points that set up a frame. */
-#define ENTRY_CALLER() hwt_caller_of_record((uintptr_t)__builtin_frame_address(0))
-
-/* malloc and free: frameless where the architecture allows (arch/caller.h). Their
- * fast paths are inline and make no call, and every other way out is a tail call, so they
- * set up no frame record and save no register; their caller is read from the registers. */
-#define LEAF_ENTRY EXPORT HWT_ARCH_FRAMELESS
-#if HWT_ARCH_HAVE_FRAMELESS
-static inline __attribute__((always_inline)) struct hwt_caller leaf_caller(void)
-{
-    struct hwt_caller c;
-    hwt_arch_entry_caller(&c.pc, &c.fp);
-    return c;
-}
-#define LEAF_CALLER() leaf_caller()
-#else
-#define LEAF_CALLER() ENTRY_CALLER()
-#endif
-
-/* errno after a call: as the program left it on success (the allocator's own system calls
- * may fail on the way, e.g. a thread's first call reading its stack's bounds under qemu,
- * which has no process_vm_readv), ENOMEM on failure, as glibc sets it. */
-static inline void *outcome(void *p, int saved)
-{
-    errno = p != NULL ? saved : ENOMEM;
-    return p;
-}
-
-/* malloc's and calloc's way past their inlined fast paths: another cache copy, then the
- * general path. Out of line and reached by a tail call, so that the entry points keep no
- * value across a call. */
-static __attribute__((noinline)) void *alloc_general(size_t size, bool zero, struct hwt_caller c)
-{
-    void *p = hwt_alloc_fast_malloc_other(size, zero, c);
-    if (p != NULL)
-        return p;
-    if (unlikely(size > MAX_REQUEST))
-        return outcome(NULL, 0); /* glibc: malloc(SIZE_MAX) -> NULL, ENOMEM */
-    int saved = errno;
-    return outcome(hwt_alloc(size, HWT_GRANULE, zero, c), saved);
-}
 
 LEAF_ENTRY void *malloc(size_t size)
 {
@@ -83,15 +31,7 @@ LEAF_ENTRY void *malloc(size_t size)
     void *fast = hwt_alloc_fast_malloc(size, false, c);
     if (likely(fast != NULL))
         return fast;
-    return alloc_general(size, false, c);
-}
-
-/* A tail call to the general path: free_general stays out of the stacks and report titles
- * (hwt_alloc_free keeps errno, as POSIX.1-2024 asks of free). */
-static __attribute__((noinline)) void free_general(void *ptr, struct hwt_caller c)
-{
-    if (!hwt_alloc_fast_free_other(ptr, c))
-        hwt_alloc_free(ptr, c);
+    return hwt_alloc_malloc(size, false, c); /* glibc: malloc(SIZE_MAX) -> NULL, ENOMEM */
 }
 
 LEAF_ENTRY void free(void *ptr)
@@ -99,7 +39,7 @@ LEAF_ENTRY void free(void *ptr)
     struct hwt_caller c = LEAF_CALLER();
     if (likely(hwt_alloc_fast_free(ptr, c)))
         return;
-    free_general(ptr, c);
+    hwt_alloc_free(ptr, c); /* keeps errno, as POSIX.1-2024 asks of free */
 }
 
 /* Not frameless: its inlined fast path of the allocator alone zeroes with a call. */
@@ -107,14 +47,14 @@ EXPORT void *calloc(size_t n, size_t size)
 {
     struct hwt_caller c = ENTRY_CALLER();
     size_t total;
-    if (unlikely(__builtin_mul_overflow(n, size, &total) || total > MAX_REQUEST)) {
+    if (unlikely(__builtin_mul_overflow(n, size, &total))) {
         errno = ENOMEM; /* glibc: overflow -> NULL, ENOMEM */
         return NULL;
     }
     void *fast = hwt_alloc_fast_malloc(total, true, c);
     if (likely(fast != NULL))
         return fast;
-    return alloc_general(total, true, c);
+    return hwt_alloc_malloc(total, true, c);
 }
 
 EXPORT void *realloc(void *ptr, size_t size)
@@ -125,17 +65,8 @@ EXPORT void *realloc(void *ptr, size_t size)
         free(ptr); /* glibc: realloc(p, 0) frees p and returns NULL */
         return NULL;
     }
-    if (unlikely(size > MAX_REQUEST)) {
-        errno = ENOMEM; /* the old block is left untouched */
-        return NULL;
-    }
-    bool bad;
-    int saved = errno;
-    void *p = hwt_alloc_realloc(ptr, size, &bad, ENTRY_CALLER());
-    outcome(p, saved);
-    if (unlikely(p == NULL && bad))
-        errno = EINVAL;
-    return p;
+    /* too large: ENOMEM, the old block untouched; a bad ptr: reported, then EINVAL */
+    return hwt_alloc_realloc(ptr, size, ENTRY_CALLER());
 }
 
 EXPORT void *reallocarray(void *ptr, size_t n, size_t size)
@@ -153,31 +84,18 @@ static bool valid_alignment(size_t align)
     return align != 0 && (align & (align - 1)) == 0;
 }
 
-/* Inlined into each entry point, whose caller it is given. align: a power of two. saved:
- * errno as the program called. */
-static inline __attribute__((always_inline)) void *aligned(size_t align, size_t size,
-                                                           struct hwt_caller c, int saved)
-{
-    if (unlikely(size > MAX_REQUEST || align > MAX_REQUEST))
-        return outcome(NULL, saved);
-    if (align < HWT_GRANULE)
-        align = HWT_GRANULE;
-    return outcome(hwt_alloc(size, align, false, c), saved);
-}
-
 /* glibc 2.36's memalign and aligned_alloc: an alignment that is not a power of two is
  * rounded up to the next one; beyond the largest power of two, EINVAL. */
 static inline __attribute__((always_inline)) void *aligned_any(size_t align, size_t size,
                                                                struct hwt_caller c)
 {
-    int saved = errno;
-    if (unlikely(align > MAX_REQUEST + 1)) {
+    if (unlikely(align > HWT_ALLOC_MAX_REQUEST + 1)) {
         errno = EINVAL;
         return NULL;
     }
     if (!valid_alignment(align))
         align = align <= HWT_GRANULE ? HWT_GRANULE : (size_t)2 << (63 - __builtin_clzll(align));
-    return aligned(align, size, c, saved);
+    return hwt_alloc(size, align, false, c);
 }
 
 EXPORT int posix_memalign(void **out, size_t align, size_t size)
@@ -186,7 +104,7 @@ EXPORT int posix_memalign(void **out, size_t align, size_t size)
     if (!valid_alignment(align) || align % sizeof(void *) != 0)
         return EINVAL;
     /* glibc sets errno to ENOMEM too on failure; on success it is left alone */
-    void *p = aligned(align, size, ENTRY_CALLER(), errno);
+    void *p = hwt_alloc(size, align, false, ENTRY_CALLER());
     if (p == NULL)
         return ENOMEM;
     *out = p;
@@ -206,20 +124,18 @@ EXPORT void *memalign(size_t align, size_t size)
 
 EXPORT void *valloc(size_t size)
 {
-    int saved = errno;
-    hwt_init_ensure();
-    return aligned(hwt_os_page_size, size, ENTRY_CALLER(), saved);
+    return hwt_alloc(size, hwt_alloc_page_size(), false, ENTRY_CALLER());
 }
 
 EXPORT void *pvalloc(size_t size)
 {
-    int saved = errno;
-    hwt_init_ensure();
-    if (size > MAX_REQUEST)
-        return outcome(NULL, saved);
+    size_t page = hwt_alloc_page_size();
+    if (size > HWT_ALLOC_MAX_REQUEST) {
+        errno = ENOMEM;
+        return NULL;
+    }
     /* glibc: rounds up to whole pages; pvalloc(0) gives one page */
-    size_t rounded = hwt_align_up(size == 0 ? 1 : size, hwt_os_page_size);
-    return aligned(hwt_os_page_size, rounded, ENTRY_CALLER(), saved);
+    return hwt_alloc(hwt_align_up(size == 0 ? 1 : size, page), page, false, ENTRY_CALLER());
 }
 
 EXPORT size_t malloc_usable_size(void *ptr)
@@ -247,92 +163,6 @@ EXPORT void free_aligned_sized(void *ptr, size_t align, size_t size)
     (void)align;
     (void)size;
     free(ptr);
-}
-
-/* glibc's introspection calls, answered from libhwtag's own counters, so that calling
- * them never wakes glibc's unused arena. One "arena": the whole heap. */
-static void collect(struct hwtag_stats *st)
-{
-    hwt_init_ensure();
-    hwt_stats_collect(st);
-}
-
-static size_t clamp_int(uint64_t v)
-{
-    return v > (uint64_t)INT32_MAX ? (size_t)INT32_MAX : (size_t)v;
-}
-
-EXPORT struct mallinfo2 mallinfo2(void)
-{
-    struct hwtag_stats st;
-    struct mallinfo2 mi;
-    collect(&st);
-    memset(&mi, 0, sizeof(mi));
-    uint64_t live =
-        st.heap_live_bytes < st.heap_mapped_bytes ? st.heap_live_bytes : st.heap_mapped_bytes;
-    mi.arena = st.heap_mapped_bytes;
-    mi.ordblks = 1;
-    mi.uordblks = live;
-    mi.fordblks = st.heap_mapped_bytes - live;
-    mi.hblks = st.large_allocs - st.large_frees;
-    return mi;
-}
-
-/* The int fields of the old mallinfo saturate instead of wrapping (glibc wraps). */
-EXPORT struct mallinfo mallinfo(void)
-{
-    struct mallinfo2 m2 = mallinfo2();
-    struct mallinfo mi;
-    memset(&mi, 0, sizeof(mi));
-    mi.arena = (int)clamp_int(m2.arena);
-    mi.ordblks = (int)clamp_int(m2.ordblks);
-    mi.uordblks = (int)clamp_int(m2.uordblks);
-    mi.fordblks = (int)clamp_int(m2.fordblks);
-    mi.hblks = (int)clamp_int(m2.hblks);
-    return mi;
-}
-
-/* glibc's layout on stderr, so scripts that read it keep working. */
-EXPORT void malloc_stats(void)
-{
-    struct mallinfo2 mi = mallinfo2();
-    char mem[512];
-    struct hwt_buf b;
-    hwt_fmt_init(&b, mem, sizeof(mem));
-    hwt_fmt_printf(&b, "Arena 0:\nsystem bytes     = %10zu\nin use bytes     = %10zu\n", mi.arena,
-                   mi.uordblks);
-    hwt_fmt_printf(&b, "Total (incl. mmap):\nsystem bytes     = %10zu\nin use bytes     = %10zu\n",
-                   mi.arena, mi.uordblks);
-    hwt_fmt_printf(&b, "max mmap regions = %10zu\nmax mmap bytes   = %10zu\n", mi.hblks, (size_t)0);
-    hwt_os_write_all(2, b.data, b.len);
-}
-
-/* glibc's XML shape with libhwtag's figures; options must be 0 (glibc: EINVAL). */
-EXPORT int malloc_info(int options, FILE *fp)
-{
-    struct hwtag_stats st;
-    char mem[1024];
-    struct hwt_buf b;
-    if (options != 0) {
-        errno = EINVAL;
-        return -1;
-    }
-    collect(&st);
-    hwt_fmt_init(&b, mem, sizeof(mem));
-    hwt_fmt_printf(&b, "<malloc version=\"hwtag-%s\">\n<heap nr=\"0\">\n", HWTAG_VERSION_STRING);
-    hwt_fmt_printf(&b, "<total type=\"mmap\" count=\"%llu\" size=\"%llu\"/>\n",
-                   (unsigned long long)(st.large_allocs - st.large_frees),
-                   (unsigned long long)st.heap_mapped_bytes);
-    hwt_fmt_printf(&b, "<system type=\"current\" size=\"%llu\"/>\n",
-                   (unsigned long long)st.heap_mapped_bytes);
-    hwt_fmt_printf(&b, "<aspace type=\"total\" size=\"%llu\"/>\n</heap>\n",
-                   (unsigned long long)st.heap_mapped_bytes);
-    hwt_fmt_printf(&b, "<total type=\"mmap\" count=\"%llu\" size=\"%llu\"/>\n",
-                   (unsigned long long)(st.large_allocs - st.large_frees),
-                   (unsigned long long)st.heap_mapped_bytes);
-    hwt_fmt_printf(&b, "<system type=\"current\" size=\"%llu\"/>\n</malloc>\n",
-                   (unsigned long long)st.heap_mapped_bytes);
-    return fputs(b.data, fp) < 0 ? -1 : 0;
 }
 
 /* Gives every free page back to the OS: empty spans and the pages of cached large
@@ -366,6 +196,9 @@ EXPORT int mallopt(int param, int value)
         return 0;
     }
 }
+
+/* Frames kept of a pool allocation or free, as of malloc's. */
+#define POOL_STACK_FRAMES 12u
 
 EXPORT const char *hwtag_version(void)
 {

@@ -15,18 +15,6 @@
 #include "slab_slot.h"
 #include "slab_span.h"
 
-/* The names alloc_fast.h still uses for two of slab_slot.h's accessors, until it moves to
- * hwt_slab_slot_*; then these go. */
-static inline unsigned hwt_slot_state(uint64_t w)
-{
-    return hwt_slab_slot_state(w);
-}
-
-static inline size_t hwt_slot_requested(uint64_t w)
-{
-    return hwt_slab_slot_requested(w);
-}
-
 void hwt_slab_init(void);
 
 /* A free slot as the thread caches hold it: its untagged address and its slot word, so a

@@ -17,7 +17,7 @@
 #include "history.h"
 #include "infer.h"
 #include "lookup.h"
-#include "mode.h"
+#include "action.h"
 #include "options.h"
 #include "os.h"
 #include "report.h"
@@ -63,14 +63,14 @@ static void report_end(void)
 /* Gathers what is left, prints the filled report, then applies HWTAG_FAULT. */
 static void finish(struct hwt_report *r)
 {
-    if (hwt_mode_should_print(r)) {
+    if (hwt_action_should_print(r)) {
         r->symbolize = hwt_opts.symbolize == HWT_ON;
         hwt_infer_gather(r);
         size_t len = hwt_report_format(r, report_text, sizeof(report_text));
         hwt_sink_report(report_text, len);
         hwt_callback_invoke(r, report_text, len);
     }
-    hwt_mode_after_report(r);
+    hwt_action_after_report(r);
     report_end();
 }
 
@@ -80,7 +80,7 @@ static void tag_fault(siginfo_t *info, void *ucontext)
 
     if (!report_begin()) {
         hwt_sink_notice("hwtag: tag-check fault inside the fault handler\n");
-        hwt_mode_panic();
+        hwt_action_panic();
     }
     memset(r, 0, sizeof(*r));
     /* read here, not from r after finish(): another thread may own r by then */
@@ -235,7 +235,7 @@ static struct hwt_report *begin_call_report(enum hwtag_bug_type bug, const void 
 
     if (!report_begin()) {
         hwt_sink_notice(what);
-        hwt_mode_panic();
+        hwt_action_panic();
     }
     memset(r, 0, sizeof(*r));
     r->bug = bug;

@@ -13,27 +13,12 @@
 /* Linux's MTE fault codes and sigaction flag, for C libraries whose headers predate them. */
 #ifndef SEGV_MTEAERR
 #define SEGV_MTEAERR 8
-/* The tail past the requested size of the live object at ptr no longer holds its check
- * pattern (heap/tail.h), found by free or realloc: reports it as an out-of-bounds write
- * and applies HWTAG_FAULT. Returns only when the program may go on. */
-void hwt_fault_tail(const void *ptr, size_t requested, bool at_realloc);
-
 #endif
 #ifndef SEGV_MTESERR
 #define SEGV_MTESERR 9
-/* The tail past the requested size of the live object at ptr no longer holds its check
- * pattern (heap/tail.h), found by free or realloc: reports it as an out-of-bounds write
- * and applies HWTAG_FAULT. Returns only when the program may go on. */
-void hwt_fault_tail(const void *ptr, size_t requested, bool at_realloc);
-
 #endif
 #ifndef SA_EXPOSE_TAGBITS
 #define SA_EXPOSE_TAGBITS 0x00000800
-/* The tail past the requested size of the live object at ptr no longer holds its check
- * pattern (heap/tail.h), found by free or realloc: reports it as an out-of-bounds write
- * and applies HWTAG_FAULT. Returns only when the program may go on. */
-void hwt_fault_tail(const void *ptr, size_t requested, bool at_realloc);
-
 #endif
 
 /* Installs the handler (SA_SIGINFO|SA_ONSTACK|SA_EXPOSE_TAGBITS), remembering the

@@ -40,14 +40,13 @@ static void core_free(void *p)
 
 static void *core_realloc(void *p, size_t n)
 {
-    bool bad = false;
     if (p == NULL)
         return core_malloc(n);
     if (n == 0) {
         core_free(p);
         return NULL;
     }
-    return hwt_alloc_realloc(p, n, &bad, CALLER());
+    return hwt_alloc_realloc(p, n, CALLER());
 }
 
 static void *core_reallocarray(void *p, size_t n, size_t each)

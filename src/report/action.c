@@ -3,7 +3,7 @@
  * bookkeeping of HWTAG_FAULT=report (the kernel's kasan_multi_shot, the sanitizers'
  * halt_on_error=0): each distinct bug printed once, at most HWTAG_MAX_REPORTS of them, and
  * a count at exit. Decides and acts; it neither formats nor writes reports. */
-#include "mode.h"
+#include "action.h"
 
 #include <signal.h>
 #include <string.h>
@@ -27,7 +27,7 @@
 static uint64_t seen[SEEN_SLOTS];
 static uint64_t printed, duplicates, over_cap;
 
-uint64_t hwt_mode_key(enum hwtag_bug_type bug, uintptr_t pc)
+uint64_t hwt_action_key(enum hwtag_bug_type bug, uintptr_t pc)
 {
     /* pcs are user addresses below 2^56; bug + 1 keeps a key from ever being 0 (empty) */
     return ((uint64_t)pc & ((UINT64_C(1) << KEY_BUG_SHIFT) - 1)) |
@@ -57,7 +57,7 @@ static bool seen_insert(uint64_t key)
     return true;
 }
 
-void hwt_mode_panic(void)
+void hwt_action_panic(void)
 {
     struct sigaction dfl;
     sigset_t set;
@@ -87,7 +87,7 @@ static bool will_panic(const struct hwt_report *r)
     }
 }
 
-bool hwt_mode_should_print(const struct hwt_report *r)
+bool hwt_action_should_print(const struct hwt_report *r)
 {
     /* the last report of a run is always printed: the process ends after it */
     if (will_panic(r)) {
@@ -95,7 +95,7 @@ bool hwt_mode_should_print(const struct hwt_report *r)
         return true;
     }
     uintptr_t pc = r->stack_len > 0 ? r->stack[0] : r->pc;
-    if (!seen_insert(hwt_mode_key(r->bug, pc))) {
+    if (!seen_insert(hwt_action_key(r->bug, pc))) {
         __atomic_add_fetch(&duplicates, 1, __ATOMIC_RELAXED);
         return false;
     }
@@ -108,13 +108,13 @@ bool hwt_mode_should_print(const struct hwt_report *r)
     return true;
 }
 
-void hwt_mode_after_report(const struct hwt_report *r)
+void hwt_action_after_report(const struct hwt_report *r)
 {
     if (will_panic(r))
-        hwt_mode_panic();
+        hwt_action_panic();
 }
 
-void hwt_mode_summary(void)
+void hwt_action_summary(void)
 {
     uint64_t n = __atomic_load_n(&printed, __ATOMIC_RELAXED);
     uint64_t dup = __atomic_load_n(&duplicates, __ATOMIC_RELAXED);
@@ -137,7 +137,7 @@ void hwt_mode_summary(void)
     hwt_sink_notice(line);
 }
 
-void hwt_mode_after_fork_child(void)
+void hwt_action_after_fork_child(void)
 {
     /* the child's exit line counts its own reports; the bugs its parent saw stay seen */
     __atomic_store_n(&printed, 0, __ATOMIC_RELAXED);
@@ -148,5 +148,5 @@ void hwt_mode_after_fork_child(void)
 /* At exit (after the program's own atexit handlers, which may still report). */
 __attribute__((destructor)) static void summary_at_exit(void)
 {
-    hwt_mode_summary();
+    hwt_action_summary();
 }
