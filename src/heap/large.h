@@ -28,7 +28,6 @@ size_t hwt_large_usable(const struct hwt_large *l);
 /* realloc in place when new_size still fits the mapping sensibly; false: move it. */
 bool hwt_large_resize(struct hwt_large *l, size_t new_size);
 bool hwt_large_lookup(uintptr_t addr, struct hwt_object *out);
-
 void hwt_large_lock(void);
 void hwt_large_unlock(void);
 void hwt_large_reset_lock(void);
