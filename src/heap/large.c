@@ -428,6 +428,18 @@ bool hwt_large_lookup(uintptr_t addr, struct hwt_object *out)
     return false;
 }
 
+void hwt_large_walk_live(void (*fn)(const struct hwt_object *obj, void *arg), void *arg)
+{
+    for (const struct hwt_large *l = hwt_large_record_all(); l != NULL; l = l->anext) {
+        uint8_t state = __atomic_load_n(&l->state, __ATOMIC_ACQUIRE);
+        if (state != HWT_LARGE_LIVE)
+            continue;
+        struct hwt_object obj;
+        hwt_large_record_describe(l, state, &obj);
+        fn(&obj, arg);
+    }
+}
+
 void hwt_large_lock(void)
 {
     hwt_lock(&large_lock);

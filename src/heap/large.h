@@ -28,6 +28,11 @@ size_t hwt_large_usable(const struct hwt_large *l);
 /* realloc in place when new_size still fits the mapping sensibly; false: move it. */
 bool hwt_large_resize(struct hwt_large *l, size_t new_size);
 bool hwt_large_lookup(uintptr_t addr, struct hwt_object *out);
+/* Calls fn for every live page-backed object, in no particular order. Lock-free reads
+ * of the records: exact when every other thread is stopped, best effort otherwise.
+ * Never allocates. signal-safe */
+void hwt_large_walk_live(void (*fn)(const struct hwt_object *obj, void *arg), void *arg);
+
 void hwt_large_lock(void);
 void hwt_large_unlock(void);
 void hwt_large_reset_lock(void);
