@@ -9,8 +9,8 @@
 
 #include "arch/mte.h"
 #include "large_cache.h"
+#include "large_record.h"
 #include "lock.h"
-#include "meta.h"
 #include "os.h"
 #include "sample.h"
 #include "size_class.h"
@@ -18,17 +18,12 @@
 #include "tag.h"
 #include "tail.h"
 
-#define HASH_BUCKETS 1024u
 /* Records an unlocked lookup follows before it asks again under the lock. */
 #define UNLOCKED_WALK_MAX 64u
 /* A thread's stash hands a mapping to the shared cache at least every STASH_VISIT frees. */
 #define STASH_VISIT 32u
 
 static struct hwt_lock large_lock = HWT_LOCK_INIT;
-/* large_lock for writers; from a page boundary: 8 KiB in 2 pages, not 3 */
-static struct hwt_large *buckets[HASH_BUCKETS] __attribute__((aligned(4096)));
-static struct hwt_large *all_records; /* published with release; walked by lookups */
-static struct hwt_large *dead_list;
 static uint64_t mapped_bytes; /* all mappings, live and cached */
 /* Set once the OS has refused memory (hwt_large_unmap_cached): from then on a cached
  * mapping taken for a smaller object gives its unused end back as address space, and no
@@ -36,52 +31,13 @@ static uint64_t mapped_bytes; /* all mappings, live and cached */
  * mapping would hold twice its share of it. */
 static bool tight;
 
-static unsigned bucket_of(uintptr_t start)
-{
-    return (unsigned)((start / hwt_os_page_size) * 0x9E3779B1u) % HASH_BUCKETS;
-}
-
-static struct hwt_large *record_new_locked(void)
-{
-    struct hwt_large *l = dead_list;
-    if (l != NULL) {
-        dead_list = l->link[HWT_LARGE_BY_AGE].next;
-        return l;
-    }
-    l = hwt_meta_alloc(sizeof(*l), 64);
-    if (l == NULL)
-        return NULL;
-    l->anext = all_records;
-    __atomic_store_n(&all_records, l, __ATOMIC_RELEASE);
-    return l;
-}
-
-/* Chains change under the lock with atomic stores: hwt_large_check walks them without it. */
-static void hash_insert_locked(struct hwt_large *l)
-{
-    unsigned b = bucket_of(l->start);
-    __atomic_store_n(&l->hnext, buckets[b], __ATOMIC_RELAXED);
-    __atomic_store_n(&buckets[b], l, __ATOMIC_RELEASE);
-}
-
-static void hash_remove_locked(struct hwt_large *l)
-{
-    struct hwt_large **pp = &buckets[bucket_of(l->start)];
-    while (*pp != l)
-        pp = &(*pp)->hnext;
-    __atomic_store_n(pp, l->hnext, __ATOMIC_RELEASE);
-}
-
 /* Ends a record (not in the cache list) for good; the caller unmaps *map, *size once it has
  * dropped the lock. */
 static void retire_locked(struct hwt_large *l, uintptr_t *map, size_t *size)
 {
-    hash_remove_locked(l);
     *map = l->map_start;
     *size = l->map_size;
-    __atomic_store_n(&l->state, HWT_LARGE_DEAD, __ATOMIC_RELEASE);
-    l->link[HWT_LARGE_BY_AGE].next = dead_list;
-    dead_list = l;
+    hwt_large_record_retire_locked(l);
     mapped_bytes -= *size;
 }
 
@@ -141,7 +97,7 @@ static struct hwt_large *map_new(size_t need, size_t usable, size_t align, bool 
     if (m == NULL)
         return NULL;
     hwt_lock(&large_lock);
-    struct hwt_large *l = record_new_locked();
+    struct hwt_large *l = hwt_large_record_new_locked();
     if (l == NULL) {
         hwt_unlock(&large_lock);
         hwt_os_unmap(m, need);
@@ -169,7 +125,7 @@ static struct hwt_large *map_new(size_t need, size_t usable, size_t align, bool 
     }
     __atomic_store_n(&l->state, HWT_LARGE_LIVE, __ATOMIC_RELEASE);
     hwt_large_cache_live_locked(need);
-    hash_insert_locked(l);
+    hwt_large_record_insert_locked(l);
     hwt_unlock(&large_lock);
     return l;
 }
@@ -301,22 +257,6 @@ void *hwt_large_alloc(size_t size, size_t align, bool zero, uint32_t stack,
     return ptr;
 }
 
-/* The record of addr in the lookups, looking at max_steps records at most; NULL when none.
- * Without the lock it may also miss: a record reused for another mapping moves to another
- * chain, and a walk that followed it goes on there (records are never freed, so every
- * pointer it follows is a record). */
-static inline __attribute__((always_inline)) struct hwt_large *find(uintptr_t addr,
-                                                                    unsigned max_steps)
-{
-    struct hwt_large *l = __atomic_load_n(&buckets[bucket_of(addr)], __ATOMIC_ACQUIRE);
-    for (unsigned steps = 0; l != NULL && steps < max_steps; steps++) {
-        if (__atomic_load_n(&l->start, __ATOMIC_RELAXED) == addr)
-            return l;
-        l = __atomic_load_n(&l->hnext, __ATOMIC_ACQUIRE);
-    }
-    return NULL;
-}
-
 enum hwt_free_check hwt_large_check(const void *ptr, struct hwt_large **out)
 {
     uintptr_t addr = mte_heap_addr(ptr);
@@ -325,14 +265,14 @@ enum hwt_free_check hwt_large_check(const void *ptr, struct hwt_large **out)
     /* A live object of a correct program is found without the lock; its free's change of
      * state (hwt_large_free) decides between two frees that race. Anything else is
      * looked at again under the lock, as a miss there is an invalid free. */
-    struct hwt_large *l = find(addr, UNLOCKED_WALK_MAX);
+    struct hwt_large *l = hwt_large_record_find(addr, UNLOCKED_WALK_MAX);
     if (l != NULL && __atomic_load_n(&l->state, __ATOMIC_ACQUIRE) == HWT_LARGE_LIVE &&
         (!hwt_mte_active || mte_ptr_tag(ptr) == l->tag)) {
         *out = l;
         return HWT_FREE_OK;
     }
     hwt_lock(&large_lock);
-    l = find(addr, UINT_MAX);
+    l = hwt_large_record_find(addr, UINT_MAX);
     enum hwt_free_check r = HWT_FREE_OK;
     if (l == NULL)
         r = HWT_FREE_NOT_OURS;
@@ -478,26 +418,26 @@ bool hwt_large_resize(struct hwt_large *l, size_t new_size)
 
 bool hwt_large_lookup(uintptr_t addr, struct hwt_object *out)
 {
-    for (const struct hwt_large *l = __atomic_load_n(&all_records, __ATOMIC_ACQUIRE); l != NULL;
-         l = l->anext) {
+    for (const struct hwt_large *l = hwt_large_record_all(); l != NULL; l = l->anext) {
         uint8_t state = __atomic_load_n(&l->state, __ATOMIC_ACQUIRE);
         if (state == HWT_LARGE_DEAD || addr < l->map_start || addr >= l->map_start + l->map_size)
             continue;
-        out->start = l->start;
-        out->requested = l->requested;
-        out->size = hwt_align_up(l->requested, HWT_GRANULE);
-        out->class_size = 0;
-        out->region_size = l->map_start + l->map_size - l->start;
-        out->tag = l->tag;
-        out->large = true;
-        out->live = state == HWT_LARGE_LIVE;
-        out->ever_used = true;
-        out->sampled = l->sampled != 0;
-        out->alloc_stack = l->alloc_stack;
-        out->free_stack = state == HWT_LARGE_CACHED ? l->free_stack : 0;
+        hwt_large_record_describe(l, state, out);
         return true;
     }
     return false;
+}
+
+void hwt_large_walk_live(void (*fn)(const struct hwt_object *obj, void *arg), void *arg)
+{
+    for (const struct hwt_large *l = hwt_large_record_all(); l != NULL; l = l->anext) {
+        uint8_t state = __atomic_load_n(&l->state, __ATOMIC_ACQUIRE);
+        if (state != HWT_LARGE_LIVE)
+            continue;
+        struct hwt_object obj;
+        hwt_large_record_describe(l, state, &obj);
+        fn(&obj, arg);
+    }
 }
 
 void hwt_large_lock(void)

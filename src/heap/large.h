@@ -8,26 +8,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "lock.h"
+#include "large_stash.h"
 #include "object.h"
 
 struct hwt_large;
-
-/* A thread's last few freed untagged mappings, which its next large objects reuse without
- * the shared lock: 2 threads churning 32 KiB..1 MiB objects under QEMU ran at 1.1x the
- * speed of one, queued on that lock three times an operation. The mappings stay in the
- * lookups as freed (a double free is still one). Owned by a thread cache (tcache.h); lock
- * is taken by the owner, and by trim and fork, which reach every thread's stash. */
-#define HWT_LARGE_STASH_MAX 8u
-#define HWT_LARGE_STASH_BYTES ((size_t)4 << 20)           /* of mappings, at most */
-#define HWT_LARGE_STASH_BLOCK (HWT_LARGE_STASH_BYTES / 2) /* a mapping, at most */
-struct hwt_large_stash {
-    struct hwt_lock lock;
-    uint32_t count;
-    uint32_t frees; /* frees it took since it last handed a mapping to the shared cache */
-    size_t bytes;   /* of the mappings in entries[] */
-    struct hwt_large *entries[HWT_LARGE_STASH_MAX]; /* oldest first */
-};
 
 /* A live page-backed object with its tail pattern written (tail.h); NULL (errno untouched)
  * when the OS refuses memory. stash: the calling thread's, or NULL. */
@@ -44,6 +28,10 @@ size_t hwt_large_usable(const struct hwt_large *l);
 /* realloc in place when new_size still fits the mapping sensibly; false: move it. */
 bool hwt_large_resize(struct hwt_large *l, size_t new_size);
 bool hwt_large_lookup(uintptr_t addr, struct hwt_object *out);
+/* Calls fn for every live page-backed object, in no particular order. Lock-free reads
+ * of the records: exact when every other thread is stopped, best effort otherwise.
+ * Never allocates. signal-safe */
+void hwt_large_walk_live(void (*fn)(const struct hwt_object *obj, void *arg), void *arg);
 
 void hwt_large_lock(void);
 void hwt_large_unlock(void);

@@ -7,7 +7,7 @@
 
 #include "align.h"
 #include "arch/mte.h"
-#include "large.h"
+#include "large_stash.h"
 #include "options.h"
 #include "os.h"
 #include "tag.h"

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* Private to large.c and large_cache.c: the record of a page-backed object and the cache of
- * freed mappings with its resident-memory budget. No other file may include it. */
+/* Private to the large*.c files: the cache of freed mappings with its resident-memory budget.
+ * No other file may include it. */
 #ifndef HWT_LARGE_CACHE_H
 #define HWT_LARGE_CACHE_H
 
@@ -8,35 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-enum { HWT_LARGE_DEAD, HWT_LARGE_LIVE, HWT_LARGE_CACHED };
-
-enum { HWT_LARGE_BY_AGE, HWT_LARGE_BY_SIZE };
-
-struct hwt_large;
-struct hwt_large_link {
-    struct hwt_large *next, *prev;
-};
-
-struct hwt_large {
-    uintptr_t map_start; /* untagged mapping */
-    size_t map_size;
-    uintptr_t start; /* untagged object start, inside the mapping */
-    size_t requested;
-    size_t area; /* [start, start+area) holds area_tag; the rest of the map is FREE */
-    uint32_t alloc_stack, free_stack;
-    uint8_t tag; /* live: its tag; cached: the tag it had */
-    uint8_t area_tag;
-    uint8_t state;           /* HWT_LARGE_*, written under large.c's lock */
-    uint8_t sampled;         /* tagged by the sampling decision (or below the order) */
-    uint8_t mte;             /* mapped PROT_MTE; sampled-out objects are not */
-    size_t resident;         /* while cached: bytes not given back to the OS */
-    uint64_t seq;            /* while cached: when linked as the newest; 0: as the oldest */
-    struct hwt_large *hnext; /* hash chain by start */
-    /* cached: [HWT_LARGE_BY_AGE] its list by kind and warmth, oldest first (dead: .next is
-     * the dead-record free list); [HWT_LARGE_BY_SIZE] its size bin, newest first */
-    struct hwt_large_link link[2];
-    struct hwt_large *anext; /* every record ever made; never unlinked */
-};
+#include "large_record.h"
 
 /* At most this many records leave the cache on one free; the caller retires them and
  * unmaps their mappings once it has dropped the lock. */

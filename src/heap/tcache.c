@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "arch/mte.h"
+#include "large.h"
 #include "lock.h"
 #include "meta.h"
 #include "options.h"
@@ -55,6 +56,7 @@ void hwt_tcache_flush(struct hwt_tcache *tc)
 void hwt_tcache_exit(struct hwt_tcache *tc)
 {
     hwt_self.tc = HWT_TCACHE_DEAD;
+    hwt_counters_bind(NULL);
     flush_all(tc);
     hwt_large_stash_flush(&tc->large_stash);
     hwt_lock(&list_lock);
@@ -97,6 +99,7 @@ static struct hwt_tcache *cache_new(void)
     tc->all_next = all_caches;
     all_caches = tc;
     hwt_unlock(&list_lock);
+    hwt_counters_register(&tc->counters);
     return tc;
 }
 
@@ -127,6 +130,7 @@ struct hwt_tcache *hwt_tcache_create(void)
     tc->stack_key_constants[1] = hwt_unwind_key_constants[1];
     tc->tail_key = hwt_tail_key;
     hwt_self.tc = tc;
+    hwt_counters_bind(&tc->counters);
     return tc;
 }
 
@@ -218,12 +222,4 @@ void hwt_tcache_after_fork_child(void)
         self->tid = (uint32_t)hwt_os_gettid();
         memset(self->stacks, 0, sizeof(self->stacks));
     }
-}
-
-void hwt_tcache_sum(struct hwtag_stats *out)
-{
-    hwt_lock(&list_lock);
-    for (struct hwt_tcache *c = all_caches; c != NULL; c = c->all_next)
-        hwt_counters_add(out, &c->counters);
-    hwt_unlock(&list_lock);
 }

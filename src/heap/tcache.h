@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* Per-thread caches of free small slots, one bin per size class, plus the thread's
- * counters. Reached through an initial-exec TLS pointer; flushed at thread exit and
- * adopted by the child after fork. Knows nothing of signals or reports. */
+ * counters (bound to it through counters.c). Reached through an initial-exec TLS pointer;
+ * flushed at thread exit and adopted by the child after fork. Knows nothing of signals or
+ * reports. */
 #ifndef HWT_TCACHE_H
 #define HWT_TCACHE_H
 
@@ -11,7 +12,7 @@
 #include "check.h"
 #include "counters.h"
 #include "history.h"
-#include "large.h"
+#include "large_stash.h"
 #include "size_class.h"
 #include "slab.h"
 #include "stackdepot.h"
@@ -147,7 +148,5 @@ void hwt_tcache_unlock(void);
 void hwt_tcache_flush_large(void);
 /* In a fork child: adopt the caches of the threads that did not survive the fork. */
 void hwt_tcache_after_fork_child(void);
-/* Sums every thread's counters. */
-void hwt_tcache_sum(struct hwtag_stats *out);
 
 #endif

@@ -29,7 +29,6 @@ where() { # the file a quoted include names, searched as the build does
 # Module cycles that exist today, each a sorted ring "layer: a b c" and why it stays. A cycle
 # not listed fails; a listed one that is gone is reported, to be deleted here.
 allowed_cycles=(
-    "heap: counters large large_cache tcache|a thread cache holds its counters and large stash; counters sum the caches; large counts and keeps its cache in large_cache, which reads large.h"
     "report: chain fault|the handler forwards through chain; chain takes the handler's types from fault.h"
     "report: elfimg symbolize|symbolize reads ELF images; elfimg fills symbolize's struct hwt_symbol"
     "report: frame report|the report prints frames; frames are formatted into struct hwt_report"

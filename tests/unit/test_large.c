@@ -770,6 +770,79 @@ static void test_stash_keeps_a_threads_untagged_mappings(void **state)
     }
 }
 
+/* The walk reports every live page-backed object once, with its start and requested size,
+ * and none that was freed; objects live before the test (other tests') are told apart by a
+ * walk taken first. */
+enum { WALK_OBJECTS = 10, WALK_SEEN_MAX = 64 };
+struct walk_seen {
+    unsigned n;
+    uintptr_t start[WALK_SEEN_MAX];
+    size_t requested[WALK_SEEN_MAX];
+    bool live[WALK_SEEN_MAX];
+};
+
+static void walk_record(const struct hwt_object *obj, void *arg)
+{
+    struct walk_seen *seen = arg;
+    assert_true(seen->n < WALK_SEEN_MAX);
+    assert_true(obj->large);
+    seen->start[seen->n] = obj->start;
+    seen->requested[seen->n] = obj->requested;
+    seen->live[seen->n] = obj->live;
+    seen->n++;
+}
+
+static unsigned walk_count(const struct walk_seen *seen, uintptr_t start)
+{
+    unsigned n = 0;
+    for (unsigned i = 0; i < seen->n; i++)
+        n += seen->start[i] == start;
+    return n;
+}
+
+static void test_walk_reports_exactly_the_live_objects(void **state)
+{
+    (void)state;
+    static struct walk_seen before, after;
+    before.n = after.n = 0;
+    hwt_large_walk_live(walk_record, &before);
+    unsigned char *p[WALK_OBJECTS];
+    size_t size[WALK_OBJECTS];
+    for (unsigned i = 0; i < WALK_OBJECTS; i++) {
+        size[i] = 40000 + i * 12345;
+        p[i] = hwt_large_alloc(size[i], 16, false, ALLOC_STACK, NULL);
+        assert_non_null(p[i]);
+        assert_int_equal(walk_count(&before, mte_untag(p[i])), 0);
+    }
+    for (unsigned i = 0; i < WALK_OBJECTS; i += 3)
+        hwt_large_free(checked(p[i]), FREE_STACK, NULL);
+    hwt_large_walk_live(walk_record, &after);
+
+    unsigned live = 0;
+    for (unsigned i = 0; i < WALK_OBJECTS; i++) {
+        unsigned n = walk_count(&after, mte_untag(p[i]));
+        if (i % 3 == 0) {
+            assert_int_equal(n, 0);
+            continue;
+        }
+        assert_int_equal(n, 1);
+        for (unsigned j = 0; j < after.n; j++) {
+            if (after.start[j] == mte_untag(p[i]))
+                assert_int_equal(after.requested[j], size[i]);
+        }
+        live++;
+    }
+    assert_int_equal(after.n, before.n + live);
+    for (unsigned j = 0; j < after.n; j++) {
+        assert_true(after.live[j]);
+        assert_int_equal(walk_count(&after, after.start[j]), 1);
+    }
+    for (unsigned i = 0; i < WALK_OBJECTS; i++) {
+        if (i % 3 != 0)
+            hwt_large_free(checked(p[i]), FREE_STACK, NULL);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -779,6 +852,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_round_trip, setup, teardown),
         cmocka_unit_test_setup_teardown(test_page_multiple_keeps_a_guard, setup, teardown),
         cmocka_unit_test_setup_teardown(test_lookup_describes_live_and_freed, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_walk_reports_exactly_the_live_objects, setup,
+                                        teardown),
         cmocka_unit_test_setup_teardown(test_check_rejects_pointers_it_does_not_own, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_alignment_is_honoured, setup, teardown),
