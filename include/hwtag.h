@@ -103,6 +103,26 @@ int hwtag_get_stats(struct hwtag_stats *out, size_t size);
 /* Writes a human-readable statistics summary to fd. */
 void hwtag_print_stats(int fd);
 
+/* Leak detection (the check itself runs at exit with HWTAG_DETECT_LEAKS=on, or now):
+ * - hwtag_leak_check() checks now and prints a report when something leaked; returns 1
+ *   when it did, 0 when nothing leaked, -1 when it could not check (a thread that does
+ *   not stop, no memory). hwtag_leak_check_fatal() ends the process with
+ *   HWTAG_LEAK_EXITCODE when leaks are found, like the check at exit.
+ * - hwtag_leak_ignore(ptr): the object at ptr (its start) is never reported, and what it
+ *   points to is reachable.
+ * - hwtag_leak_disable() / hwtag_leak_enable(): objects the calling thread allocates in
+ *   between are never reported; the calls nest.
+ * - hwtag_leak_register_root(begin, size) / hwtag_leak_unregister_root(begin, size): the
+ *   region is scanned for pointers like a global. LeakSanitizer's interface names
+ *   (__lsan_ignore_object, __lsan_disable, ...) are exported too. */
+int hwtag_leak_check(void);
+void hwtag_leak_check_fatal(void);
+void hwtag_leak_ignore(const void *ptr);
+void hwtag_leak_disable(void);
+void hwtag_leak_enable(void);
+void hwtag_leak_register_root(const void *begin, size_t size);
+void hwtag_leak_unregister_root(const void *begin, size_t size);
+
 #ifdef __cplusplus
 }
 #endif

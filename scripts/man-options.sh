@@ -61,6 +61,11 @@ generate() {
                 values="a file path; %p in it is replaced by the process id"
                 default="standard error"
                 ;;
+            SUPPRESSIONS)
+                synopsis="\\fBHWTAG_$name=\\fP\\fIfile\\fP"
+                values="a file path"
+                default="none"
+                ;;
             *)
                 synopsis="\\fBHWTAG_$name=\\fP\\fIpath\\fP"
                 values="the path of a program"

@@ -23,7 +23,7 @@ while IFS= read -r row; do
     case $type in
     enum)
         words=$(sed -E 's/.*\{([^}]*)\}.*/\1/' <<<"$row" | tr -d '"' | sed -E 's/, *0 *$//; s/, */ /g')
-        def_val=$(sed -E 's/^HWT_(MODE|FAULT)_//; s/^HWT_//' <<<"$def_val" | tr 'A-Z' 'a-z')
+        def_val=$(sed -E 's/^HWT_(MODE|FAULT|LEAK_TAGS)_//; s/^HWT_//' <<<"$def_val" | tr 'A-Z' 'a-z')
         ;;
     string) def_val="" ;;
     esac

@@ -14,6 +14,7 @@ while IFS=$'\037' read -r name type words default min flags help; do
     *)
         case $name in
         LOG_PATH) values="file path (%p = pid)" default=stderr ;;
+        SUPPRESSIONS) values="file path" default="none" ;;
         *) values="program path" default="found on PATH" ;;
         esac
         ;;

@@ -4,6 +4,7 @@
 #include "alloc.h"
 #include "alloc_fast.h"
 #include "busy.h"
+#include "leak.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -223,8 +224,18 @@ static inline __attribute__((always_inline)) void *alloc_general(size_t size, si
     return outcome(p, saved);
 }
 
+/* An object allocated inside hwtag_leak_disable: the leak check leaves it out. */
+static __attribute__((noinline)) void *unreported(void *p)
+{
+    if (p != NULL && hwt_leak_disabled())
+        hwt_leak_ignore(p);
+    return p;
+}
+
 void *hwt_alloc(size_t size, size_t align, bool zero, struct hwt_caller c)
 {
+    if (unlikely(hwt_self.flags & HWT_TCACHE_NOLEAK))
+        return unreported(alloc_general(size, align, zero, c));
     return alloc_general(size, align, zero, c);
 }
 
@@ -232,6 +243,8 @@ void *hwt_alloc(size_t size, size_t align, bool zero, struct hwt_caller c)
 __attribute__((noinline)) void *hwt_alloc_malloc(size_t size, bool zero, struct hwt_caller c)
 {
     struct hwt_thread_state *self = &hwt_self;
+    if (unlikely(self->flags & HWT_TCACHE_NOLEAK))
+        return unreported(alloc_general(size, HWT_GRANULE, zero, c));
     if (size <= HWT_SMALL_MAX) {
         struct hwt_tcache *tc = other_flags_cache(self, zero);
         void *p = tc != NULL ? malloc_flags(self, tc, size, zero, c) : NULL;
@@ -351,6 +364,8 @@ void *hwt_alloc_realloc(void *ptr, size_t size, struct hwt_caller c)
     outcome(p, saved);
     if (unlikely(p == NULL && bad))
         errno = EINVAL; /* a freed or foreign pointer, reported */
+    if (unlikely(hwt_self.flags & HWT_TCACHE_NOLEAK))
+        return unreported(p);
     return p;
 }
 

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* How an exported entry point (interpose.c, api.c) is declared and finds where the program
- * called it, the start of every stack it records. No entry point is defined here. */
+/* How an exported entry point (interpose.c, introspect.c, leak_api.c) is declared and finds where
+ * the program called it, the start of every stack it records. No entry point is defined here. */
 #ifndef HWT_ENTRY_H
 #define HWT_ENTRY_H
 

@@ -12,6 +12,8 @@
 #include "arch/mte.h"
 #include "altstack.h"
 #include "busy.h"
+#include "leak.h"
+#include "leak_world.h"
 #include "fault.h"
 #include "fmt.h"
 #include "history.h"
@@ -155,6 +157,7 @@ static void fork_child(void)
     hwt_transfer_reset_locks();
     hwt_tcache_after_fork_child();
     hwt_action_after_fork_child();
+    hwt_leak_world_note_start(); /* the child's only other threads are an emulator's */
     if (fork_locked && _IO_list_resetlock != NULL)
         _IO_list_resetlock();
     fork_locked = 0;
@@ -182,6 +185,7 @@ static void init_late(void)
         return;
     hwt_unwind_init();
     hwt_fault_install();
+    hwt_leak_world_note_start();
     if (hwt_opts.verbose == HWT_ON) {
         sayf("hwtag: initialized (mode=%s, tag checks=%s, stacktrace=%s)\n",
              mode_names[hwt_opts.mode], hwt_mte_active ? "on" : "off",
@@ -233,6 +237,9 @@ __attribute__((constructor)) static void hwt_constructor(void)
  * (preloaded, after the program's own destructors), not for _exit or a fatal signal. */
 __attribute__((destructor)) static void hwt_destructor(void)
 {
-    if (__atomic_load_n(&hwt_init_done, __ATOMIC_ACQUIRE) && hwt_opts.print_stats == HWT_ON)
+    if (!__atomic_load_n(&hwt_init_done, __ATOMIC_ACQUIRE))
+        return;
+    if (hwt_opts.print_stats == HWT_ON)
         hwt_stats_print_at_exit();
+    hwt_leak_at_exit(); /* the last: with leaks it ends the process */
 }

@@ -11,7 +11,10 @@
 
 static struct hwt_lock meta_lock = HWT_LOCK_INIT;
 static uintptr_t meta_cur, meta_end; /* protected by meta_lock */
-static uint64_t meta_total;          /* bytes mapped, protected by meta_lock */
+/* Every mapping made, for hwt_meta_ranges; published count after the entry. */
+static struct hwt_meta_range chunks[HWT_META_MAX_CHUNKS];
+static unsigned nchunks;
+static uint64_t meta_total; /* bytes mapped, protected by meta_lock */
 
 void *hwt_meta_alloc(size_t size, size_t align)
 {
@@ -29,6 +32,10 @@ void *hwt_meta_alloc(size_t size, size_t align)
             return NULL;
         }
         meta_total += chunk;
+        if (nchunks < HWT_META_MAX_CHUNKS) {
+            chunks[nchunks] = (struct hwt_meta_range){(uintptr_t)m, (uintptr_t)m + chunk};
+            __atomic_store_n(&nchunks, nchunks + 1, __ATOMIC_RELEASE);
+        }
         /* A large request gets its own mapping so the current chunk's tail stays usable. */
         if (size >= META_CHUNK / 4 && meta_cur != 0) {
             hwt_unlock(&meta_lock);
@@ -41,6 +48,12 @@ void *hwt_meta_alloc(size_t size, size_t align)
     meta_cur = p + size;
     hwt_unlock(&meta_lock);
     return (void *)p;
+}
+
+const struct hwt_meta_range *hwt_meta_ranges(unsigned *count)
+{
+    *count = __atomic_load_n(&nchunks, __ATOMIC_ACQUIRE);
+    return chunks;
 }
 
 uint64_t hwt_meta_mapped(void)

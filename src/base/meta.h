@@ -11,6 +11,14 @@
  * Thread-safe (a lock held only for the bump), not signal-safe. */
 void *hwt_meta_alloc(size_t size, size_t align);
 
+/* The mappings metadata lives in, for the leak check, which must not take them for the
+ * program's memory (the first HWT_META_MAX_CHUNKS; in practice all). signal-safe */
+#define HWT_META_MAX_CHUNKS 4096u
+struct hwt_meta_range {
+    uintptr_t lo, hi;
+};
+const struct hwt_meta_range *hwt_meta_ranges(unsigned *count);
+
 /* Bytes of metadata mapped so far. */
 uint64_t hwt_meta_mapped(void);
 

@@ -10,6 +10,7 @@
 enum hwt_mode { HWT_MODE_SYNC, HWT_MODE_ASYNC, HWT_MODE_ASYMM, HWT_MODE_OFF };
 enum hwt_fault_action { HWT_FAULT_PANIC, HWT_FAULT_PANIC_ON_WRITE, HWT_FAULT_REPORT };
 enum hwt_onoff { HWT_ON, HWT_OFF };
+enum hwt_leak_tags { HWT_LEAK_TAGS_MATCH, HWT_LEAK_TAGS_IGNORE };
 
 enum hwt_opt_type { HWT_OPT_ENUM, HWT_OPT_UINT, HWT_OPT_STRING };
 /* Row flags (options.def). NAMES_FILE: the value names a file to open or a program to run.

@@ -110,7 +110,7 @@ struct hwt_tcache *hwt_tcache_create(void)
         return NULL;
     tc->tid = (uint32_t)hwt_os_gettid();
     memset(tc->stacks, 0, sizeof(tc->stacks)); /* a reused cache had another tid */
-    hwt_self.flags = (hwt_mte_active ? HWT_TCACHE_MTE : 0u) |
+    hwt_self.flags = (hwt_self.flags & HWT_TCACHE_NOLEAK) | (hwt_mte_active ? HWT_TCACHE_MTE : 0u) |
                      (hwt_opts.stacktrace == HWT_ON ? HWT_TCACHE_STACK : 0u) |
                      (hwt_tail_active ? HWT_TCACHE_TAIL : 0u);
     uintptr_t here = (uintptr_t)__builtin_frame_address(0);

@@ -39,6 +39,9 @@ enum {
     /* a report went on with Tag Check Override set (HWTAG_FAULT=report): the thread's
      * next allocator call clears it, which brings its checks back */
     HWT_TCACHE_RESUME = 8,
+    /* inside hwtag_leak_disable: no inlined copy matches, so every allocation reaches the
+     * general path, which tells the leak check to leave the object out */
+    HWT_TCACHE_NOLEAK = 16,
 };
 
 struct hwt_tcache {

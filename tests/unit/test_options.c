@@ -496,7 +496,9 @@ static void test_list_sets_every_key(void **state)
     struct diags d;
     assert_int_equal(parse_list("mode=async:fault=report:sample=10:sample_order=5:stacktrace=off:"
                                 "log_path=/tmp/r.%p:verbose=on:symbolize=off:"
-                                "symbolizer=/usr/bin/addr2line:max_reports=7:print_stats=on",
+                                "symbolizer=/usr/bin/addr2line:max_reports=7:print_stats=on:"
+                                "detect_leaks=on:leak_exitcode=9:leak_tags=ignore:"
+                                "leak_max_objects=3:suppressions=/tmp/supp",
                                 &o, &given, &d),
                      0);
     assert_int_equal(o.mode, HWT_MODE_ASYNC);
@@ -510,6 +512,11 @@ static void test_list_sets_every_key(void **state)
     assert_string_equal(o.symbolizer, "/usr/bin/addr2line");
     assert_int_equal(o.max_reports, 7);
     assert_int_equal(o.print_stats, HWT_ON);
+    assert_int_equal(o.detect_leaks, HWT_ON);
+    assert_int_equal(o.leak_exitcode, 9);
+    assert_int_equal(o.leak_tags, HWT_LEAK_TAGS_IGNORE);
+    assert_int_equal(o.leak_max_objects, 3);
+    assert_string_equal(o.suppressions, "/tmp/supp");
     assert_int_equal(given, (UINT64_C(1) << hwt_option_count) - 1);
     /* the copies live in the string area, NUL-terminated, not in the list */
     assert_true(o.log_path >= strs && o.log_path < strs + sizeof(strs));
@@ -734,7 +741,8 @@ static void test_file_options_are_flagged(void **state)
         if (d->type == HWT_OPT_STRING)
             assert_true(d->flags & HWT_OPT_NAMES_FILE);
     }
-    assert_int_equal(flagged, bit("HWTAG_LOG_PATH") | bit("HWTAG_SYMBOLIZER"));
+    assert_int_equal(flagged,
+                     bit("HWTAG_LOG_PATH") | bit("HWTAG_SYMBOLIZER") | bit("HWTAG_SUPPRESSIONS"));
 }
 
 static void test_not_secure_takes_file_options(void **state)
