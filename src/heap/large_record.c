@@ -7,17 +7,10 @@
 #include "meta.h"
 #include "os.h"
 
-#define HASH_BUCKETS 1024u
-
 /* large.c's lock for writers; from a page boundary: 8 KiB in 2 pages, not 3 */
-static struct hwt_large *buckets[HASH_BUCKETS] __attribute__((aligned(4096)));
+struct hwt_large *hwt_large_record_buckets[HWT_LARGE_HASH_BUCKETS] __attribute__((aligned(4096)));
 static struct hwt_large *all_records; /* published with release; walked by lookups */
 static struct hwt_large *dead_list;
-
-static unsigned bucket_of(uintptr_t start)
-{
-    return (unsigned)((start / hwt_os_page_size) * 0x9E3779B1u) % HASH_BUCKETS;
-}
 
 struct hwt_large *hwt_large_record_new_locked(void)
 {
@@ -37,34 +30,20 @@ struct hwt_large *hwt_large_record_new_locked(void)
 /* Chains change under the lock with atomic stores: hwt_large_check walks them without it. */
 void hwt_large_record_insert_locked(struct hwt_large *l)
 {
-    unsigned b = bucket_of(l->start);
-    __atomic_store_n(&l->hnext, buckets[b], __ATOMIC_RELAXED);
-    __atomic_store_n(&buckets[b], l, __ATOMIC_RELEASE);
+    unsigned b = hwt_large_record_bucket(l->start);
+    __atomic_store_n(&l->hnext, hwt_large_record_buckets[b], __ATOMIC_RELAXED);
+    __atomic_store_n(&hwt_large_record_buckets[b], l, __ATOMIC_RELEASE);
 }
 
 void hwt_large_record_retire_locked(struct hwt_large *l)
 {
-    struct hwt_large **pp = &buckets[bucket_of(l->start)];
+    struct hwt_large **pp = &hwt_large_record_buckets[hwt_large_record_bucket(l->start)];
     while (*pp != l)
         pp = &(*pp)->hnext;
     __atomic_store_n(pp, l->hnext, __ATOMIC_RELEASE);
     __atomic_store_n(&l->state, HWT_LARGE_DEAD, __ATOMIC_RELEASE);
     l->link[HWT_LARGE_BY_AGE].next = dead_list;
     dead_list = l;
-}
-
-/* Without the lock it may also miss: a record reused for another mapping moves to another
- * chain, and a walk that followed it goes on there (records are never freed, so every
- * pointer it follows is a record). */
-struct hwt_large *hwt_large_record_find(uintptr_t addr, unsigned max_steps)
-{
-    struct hwt_large *l = __atomic_load_n(&buckets[bucket_of(addr)], __ATOMIC_ACQUIRE);
-    for (unsigned steps = 0; l != NULL && steps < max_steps; steps++) {
-        if (__atomic_load_n(&l->start, __ATOMIC_RELAXED) == addr)
-            return l;
-        l = __atomic_load_n(&l->hnext, __ATOMIC_ACQUIRE);
-    }
-    return NULL;
 }
 
 const struct hwt_large *hwt_large_record_all(void)

@@ -10,6 +10,7 @@
 #include <stdint.h>
 
 #include "object.h"
+#include "os.h"
 
 enum { HWT_LARGE_DEAD, HWT_LARGE_LIVE, HWT_LARGE_CACHED };
 
@@ -49,9 +50,33 @@ struct hwt_large *hwt_large_record_new_locked(void);
 void hwt_large_record_insert_locked(struct hwt_large *l);
 /* Takes l out of the lookups for good; its record waits for hwt_large_record_new_locked. */
 void hwt_large_record_retire_locked(struct hwt_large *l);
+#define HWT_LARGE_HASH_BUCKETS 1024u
+/* The hash chains by start: written under large.c's lock with atomic stores, read without
+ * it. Only large_record.c writes them. */
+extern struct hwt_large *hwt_large_record_buckets[HWT_LARGE_HASH_BUCKETS];
+
+static inline unsigned hwt_large_record_bucket(uintptr_t start)
+{
+    return (unsigned)((start / hwt_os_page_size) * 0x9E3779B1u) % HWT_LARGE_HASH_BUCKETS;
+}
+
 /* The record of the object starting at addr, looking at max_steps records at most; NULL when
- * none. Without the lock it may also miss (see large_record.c). signal-safe */
-struct hwt_large *hwt_large_record_find(uintptr_t addr, unsigned max_steps);
+ * none. Without the lock it may also miss: a record reused for another mapping moves to
+ * another chain, and a walk that followed it goes on there (records are never freed, so
+ * every pointer it follows is a record). Inline: it is most of a large free's check.
+ * signal-safe */
+static inline __attribute__((always_inline)) struct hwt_large *
+hwt_large_record_find(uintptr_t addr, unsigned max_steps)
+{
+    struct hwt_large *l =
+        __atomic_load_n(&hwt_large_record_buckets[hwt_large_record_bucket(addr)], __ATOMIC_ACQUIRE);
+    for (unsigned steps = 0; l != NULL && steps < max_steps; steps++) {
+        if (__atomic_load_n(&l->start, __ATOMIC_RELAXED) == addr)
+            return l;
+        l = __atomic_load_n(&l->hnext, __ATOMIC_ACQUIRE);
+    }
+    return NULL;
+}
 /* The newest record ever made; older ones follow through anext. signal-safe */
 const struct hwt_large *hwt_large_record_all(void);
 /* Fills out from l, read in state (not HWT_LARGE_DEAD). signal-safe */
