@@ -206,14 +206,6 @@ static size_t check_stopped(struct hwt_leak_graph *g, const struct hwt_leak_worl
             g->objects[i].marks |= (g->objects[i].marks & HWT_LEAK_LOOSE) ? HWT_LEAK_REACHED : 0;
     }
     hwt_leak_graph_mark_indirect(g, HWT_LEAK_REACHED);
-    for (size_t i = 0; i < g->count; i++) {
-        char line[160];
-        struct hwt_buf b;
-        hwt_fmt_init(&b, line, sizeof(line));
-        hwt_fmt_printf(&b, "DEBUG obj %lx size %zu marks %u\n", (unsigned long)g->objects[i].start,
-                       g->objects[i].size, g->objects[i].marks);
-        hwt_os_write(2, line, b.len);
-    }
     return hwt_leak_print(g, hidden);
 }
 
