@@ -22,7 +22,7 @@
 #include "os.h"
 #include "report.h"
 #include "sink.h"
-#include "symbolize.h"
+#include "symtab.h"
 #include "tail.h"
 #include "tcache.h"
 #include "unwind.h"

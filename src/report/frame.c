@@ -6,7 +6,7 @@
 
 #include <string.h>
 
-#include "symbolize.h"
+#include "symtab.h"
 #include "symbolizer.h"
 
 #define MAX_REPORT_MODULES 32

@@ -14,7 +14,7 @@
 #include "report.h"
 #include "sink.h"
 #include "stackdepot.h"
-#include "symbolize.h"
+#include "symtab.h"
 #include "symbolizer.h"
 #include "task.h"
 

@@ -12,7 +12,7 @@
 
 #include "infer.h"
 #include "report.h"
-#include "symbolize.h"
+#include "symtab.h"
 
 #define TEXT_CAP 16384
 /* Far from anything the allocator maps in a unit test that never allocates. */

@@ -17,7 +17,7 @@
 #include <cmocka.h>
 
 #include "maps.h"
-#include "symbolize.h"
+#include "symtab.h"
 
 static volatile unsigned sink;
 

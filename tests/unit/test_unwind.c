@@ -21,7 +21,7 @@
 #include "arch/caller.h"
 #include "maps.h"
 #include "os.h"
-#include "symbolize.h"
+#include "symtab.h"
 #include "unwind.h"
 
 #define MAX_FRAMES 32u

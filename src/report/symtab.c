@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* Address -> symbol from the modules' own ELF files (.symtab, then .dynsym), mapped read-only
  * with raw system calls; it must not take the dynamic loader's lock, use stdio or malloc. */
-#include "symbolize.h"
+#include "symtab.h"
 
 #include <elf.h>
 #include <errno.h>
