@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* ELF images as the symbolizer reads them (elfimg.c). All signal-safe. */
+/* ELF images as symtab.c reads them (elfimg.c). All signal-safe. */
 #ifndef HWT_ELFIMG_H
 #define HWT_ELFIMG_H
 
