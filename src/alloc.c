@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
-/* Front end: thread cache first, then the slab or large back ends; stack capture and
- * pointer validation. It defines no libc names (interpose.c does). */
+/* Front end: thread cache first, then the slab or large back ends; pointer validation
+ * (stacks are captured by alloc_stack.h). It defines no libc names (interpose.c does). */
 #include "alloc.h"
 #include "alloc_fast.h"
+#include "alloc_stack.h"
 #include "busy.h"
 #include "leak.h"
 
@@ -19,66 +20,11 @@
 #include "os.h"
 #include "slab.h"
 #include "slot.h"
-#include "stackdepot.h"
 #include "stats.h"
 #include "tail.h"
 #include "thread.h"
 #include "trim.h"
 #include "unwind.h"
-
-/* Depot id of pcs[0..n), a stack the thread's cache of recent stacks does not hold (key:
- * their hash), which then holds it. tc live. */
-static uint32_t stack_add(struct hwt_tcache *tc, const uintptr_t *pcs, unsigned n, uint64_t key)
-{
-    uint32_t id = hwt_stackdepot_put_cached(&tc->depot_cache, tc->tid, pcs, n);
-    if (id != 0)
-        hwt_tcache_stack_put(tc, key, id);
-    return id;
-}
-
-/* Depot id of pcs[0..n), through the thread's cache of recent stacks (key: their hash). */
-static uint32_t stack_id(struct hwt_tcache *tc, const uintptr_t *pcs, unsigned n, uint64_t key)
-{
-    if (unlikely(!hwt_tcache_live(tc)))
-        return hwt_stackdepot_put((uint32_t)hwt_os_gettid(), pcs, n);
-    uint32_t id;
-    if (hwt_tcache_stack_find(tc, key, &id))
-        return id;
-    return stack_add(tc, pcs, n, key);
-}
-
-/* Stack of the current malloc/free from c, the entry point's caller (alloc.h),
- * deduplicated; 0 when stacks are off. */
-static inline __attribute__((always_inline)) uint32_t capture_stack(struct hwt_tcache *tc,
-                                                                    struct hwt_caller c)
-{
-    if (hwt_opts.stacktrace != HWT_ON)
-        return 0;
-    /* First the fast paths' walk, which only hashes: a stack the thread's cache holds (the
-     * common case: large objects, and small ones past an empty or full bin, come from the
-     * same few call sites) then costs no copy of its frames and no look-up of the stack's
-     * bounds, which is most of a large malloc+free's cost with stacks.
-     * On a miss the same walk again, storing the frames: hwt_unwind_caller's general walk
-     * would look the bounds up again, and misses are common at start-up. A caller on another
-     * stack than the thread's own (a signal's alternate stack, a coroutine) takes that one,
-     * which finds its bounds. */
-    uintptr_t pcs[HWT_ALLOC_STACK_FRAMES];
-    uint64_t key;
-    unsigned n;
-    uint32_t id;
-    if (likely(hwt_tcache_live(tc))) {
-        if (hwt_alloc_fast_stack(tc, c, &id))
-            return id;
-        if (likely(c.fp - tc->stack_lo < tc->stack_room)) {
-            /* the key the fast walk just missed with: no second look in the cache */
-            hwt_unwind_caller_walk(c, tc->stack_lo, tc->stack_room, HWT_ALLOC_STACK_FRAMES,
-                                   tc->stack_key_constants, &key, pcs, &n);
-            return stack_add(tc, pcs, n, key);
-        }
-    }
-    n = hwt_unwind_caller(c, pcs, HWT_ALLOC_STACK_FRAMES, &key);
-    return stack_id(tc, pcs, n, key);
-}
 
 /* The fast path's copies for flags the entry points do not inline (a report's resume,
  * calloc with tags), each with those flags as constants, out of line. */
@@ -215,7 +161,7 @@ static inline __attribute__((always_inline)) void *alloc_general(size_t size, si
     hwt_busy_enter();
     mte_tco_set();
     struct hwt_tcache *tc = tcache();
-    uint32_t stack = capture_stack(tc, c);
+    uint32_t stack = hwt_alloc_stack_capture(tc, c);
     void *p = alloc_stacked(size, align, zero, tc, stack);
     if (hwt_mte_active && p != NULL)
         record(tc, p, size, stack, false);
@@ -338,7 +284,7 @@ __attribute__((noinline)) void hwt_alloc_free(void *ptr, struct hwt_caller c)
     mte_tco_set();
     if (check_pointer(ptr, &s, &idx, &l)) {
         tc = tcache();
-        free_checked(tc, ptr, s, idx, l, capture_stack(tc, c));
+        free_checked(tc, ptr, s, idx, l, hwt_alloc_stack_capture(tc, c));
     }
     mte_tco_clear();
     hwt_busy_leave();
@@ -390,7 +336,7 @@ static void *realloc_checked(void *ptr, size_t size, bool *bad, struct hwt_calle
         return ptr;
     }
     struct hwt_tcache *tc = tcache();
-    uint32_t stack = capture_stack(tc, c);
+    uint32_t stack = hwt_alloc_stack_capture(tc, c);
     void *fresh = alloc_stacked(size, HWT_GRANULE, false, tc, stack);
     if (fresh == NULL)
         return NULL;

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* ELF images as the symbolizer reads them (elfimg.c). All signal-safe. */
+/* ELF images as symtab.c reads them (elfimg.c). All signal-safe. */
 #ifndef HWT_ELFIMG_H
 #define HWT_ELFIMG_H
 
@@ -8,7 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "symbolize.h"
+#include "symtab.h"
 
 const Elf64_Ehdr *hwt_elfimg_header(const uint8_t *img, size_t size);
 uintptr_t hwt_elfimg_bias(const uint8_t *img, size_t size, uintptr_t start, uint64_t offset);

@@ -22,7 +22,7 @@
 #include "os.h"
 #include "report.h"
 #include "sink.h"
-#include "symbolize.h"
+#include "symtab.h"
 #include "tail.h"
 #include "tcache.h"
 #include "unwind.h"
@@ -213,7 +213,7 @@ static unsigned skip_allocator_frames(const uintptr_t *pcs, unsigned n)
     for (unsigned i = 0; i < n && i < ENTRY_FRAMES; i++) {
         struct hwt_symbol sym;
         sym.function = NULL;
-        if (!hwt_symbolize(pcs[i], &sym) || sym.function == NULL)
+        if (!hwt_symtab_lookup(pcs[i], &sym) || sym.function == NULL)
             continue;
         for (unsigned e = 0; entries[e] != NULL; e++)
             if (strcmp(sym.function, entries[e]) == 0)

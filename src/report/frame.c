@@ -6,7 +6,7 @@
 
 #include <string.h>
 
-#include "symbolize.h"
+#include "symtab.h"
 #include "symbolizer.h"
 
 #define MAX_REPORT_MODULES 32
@@ -48,7 +48,7 @@ static bool symbolize(uintptr_t pc, struct hwt_symbol *sym)
 {
     sym->function = NULL;
     sym->module = NULL;
-    return hwt_symbolize(pc, sym);
+    return hwt_symtab_lookup(pc, sym);
 }
 
 /* A frame: its ELF symbol and, from the external symbolizer, its source lines (the
@@ -137,7 +137,7 @@ static unsigned header_frame(const struct hwt_report *r, struct frame *f, int *c
     describe(pc0, r->access == HWTAG_ACCESS_FREE, r->symbolize, f);
     if (!f->known || f->sym.function != NULL)
         return 0;
-    if (r->stack_len > 1 && hwt_symbolize_callee(pc0, r->stack[1], &f->sym)) {
+    if (r->stack_len > 1 && hwt_symtab_callee(pc0, r->stack[1], &f->sym)) {
         *called_by = 1;
         *via_got = true;
         return 0;
@@ -195,7 +195,7 @@ static void frame_line(struct hwt_buf *b, const struct hwt_report *r, const uint
 
     describe(pcs[i], ret, r->symbolize, &f);
     if (first && i == 0 && f.known && f.sym.function == NULL && n > 1)
-        hwt_symbolize_callee(pcs[0], pcs[1], &f.sym);
+        hwt_symtab_callee(pcs[0], pcs[1], &f.sym);
     inlined(b, &f);
     hwt_fmt_printf(b, " ");
     if (f.known && f.sym.function == NULL && f.sym.module != NULL)

@@ -14,7 +14,7 @@
 #include "report.h"
 #include "sink.h"
 #include "stackdepot.h"
-#include "symbolize.h"
+#include "symtab.h"
 #include "symbolizer.h"
 #include "task.h"
 
@@ -121,7 +121,7 @@ static int suppressed(const uintptr_t *pcs, unsigned n)
 {
     for (unsigned i = 0; i < n && nsupp > 0; i++) {
         struct hwt_symbol sym;
-        if (!hwt_symbolize(pcs[i], &sym))
+        if (!hwt_symtab_lookup(pcs[i], &sym))
             continue;
         for (unsigned k = 0; k < nsupp; k++)
             if (template_matches(supp[k], sym.function) || template_matches(supp[k], sym.module))

@@ -30,7 +30,7 @@ where() { # the file a quoted include names, searched as the build does
 # not listed fails; a listed one that is gone is reported, to be deleted here.
 allowed_cycles=(
     "report: chain fault|the handler forwards through chain; chain takes the handler's types from fault.h"
-    "report: elfimg symbolize|symbolize reads ELF images; elfimg fills symbolize's struct hwt_symbol"
+    "report: elfimg symtab|symtab reads ELF images; elfimg fills symtab's struct hwt_symbol"
     "report: frame report|the report prints frames; frames are formatted into struct hwt_report"
     "report: symbolizer symparse|the symbolizer parses its replies; the parser fills the symbolizer's line struct"
 )

@@ -12,7 +12,7 @@
 
 #include "infer.h"
 #include "report.h"
-#include "symbolize.h"
+#include "symtab.h"
 
 #define TEXT_CAP 16384
 /* Far from anything the allocator maps in a unit test that never allocates. */
@@ -106,7 +106,7 @@ static const char *find_prefix(const char *s, const char *prefix)
 static void expected_location(uintptr_t pc, char *out, size_t cap, bool with_module)
 {
     struct hwt_symbol sym = {0};
-    if (!hwt_symbolize(pc, &sym)) {
+    if (!hwt_symtab_lookup(pc, &sym)) {
         snprintf(out, cap, "0x%lx", (unsigned long)pc);
     } else if (sym.function != NULL) {
         int n = snprintf(out, cap, "%s+0x%lx/0x%lx", sym.function,

@@ -21,7 +21,7 @@
 #include "arch/caller.h"
 #include "maps.h"
 #include "os.h"
-#include "symbolize.h"
+#include "symtab.h"
 #include "unwind.h"
 
 #define MAX_FRAMES 32u
@@ -105,7 +105,7 @@ static bool pc_in(uintptr_t pc, void (*fn)(void), const char *name)
     struct hwt_symbol sym;
     uintptr_t start = (uintptr_t)fn;
 
-    if (!hwt_symbolize(pc, &sym) || !sym.function || strcmp(sym.function, name) != 0)
+    if (!hwt_symtab_lookup(pc, &sym) || !sym.function || strcmp(sym.function, name) != 0)
         return false;
     return pc > start && pc - start < sym.function_size && sym.function_offset == pc - start;
 }

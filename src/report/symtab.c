@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* Address -> symbol from the modules' own ELF files (.symtab, then .dynsym), mapped read-only
  * with raw system calls; it must not take the dynamic loader's lock, use stdio or malloc. */
-#include "symbolize.h"
+#include "symtab.h"
 
 #include <elf.h>
 #include <errno.h>
@@ -187,7 +187,7 @@ static bool module_at(uintptr_t pc, int *module, const uint8_t **img, size_t *si
     return true;
 }
 
-bool hwt_symbolize_callee(uintptr_t pc, uintptr_t ret, struct hwt_symbol *out)
+bool hwt_symtab_callee(uintptr_t pc, uintptr_t ret, struct hwt_symbol *out)
 {
     const uint8_t *img;
     size_t size;
@@ -210,7 +210,7 @@ bool hwt_symbolize_callee(uintptr_t pc, uintptr_t ret, struct hwt_symbol *out)
     return true;
 }
 
-bool hwt_symbolize(uintptr_t pc, struct hwt_symbol *out)
+bool hwt_symtab_lookup(uintptr_t pc, struct hwt_symbol *out)
 {
     const struct sym_range *r = find_range(pc);
     struct sym_module *mod;

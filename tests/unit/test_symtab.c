@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* Unit tests of the symbolizer: static functions from .symtab, exported ones from .dynsym,
+/* Unit tests of symtab.c (pc -> symbol): static functions from .symtab, exported ones from .dynsym,
  * libraries loaded after start-up, and the /proc/self/maps reader. */
 #ifndef _GNU_SOURCE
 #ifndef _GNU_SOURCE
@@ -17,7 +17,7 @@
 #include <cmocka.h>
 
 #include "maps.h"
-#include "symbolize.h"
+#include "symtab.h"
 
 static volatile unsigned sink;
 
@@ -39,13 +39,13 @@ static void test_static_function_from_symtab(void **state)
     uintptr_t pc = (uintptr_t)symbolize_me + 4;
 
     (void)state;
-    assert_true(hwt_symbolize(pc, &sym));
+    assert_true(hwt_symtab_lookup(pc, &sym));
     assert_non_null(sym.function);
     assert_string_equal(sym.function, "symbolize_me");
     assert_int_equal(sym.function_offset, 4);
     assert_true(sym.function_offset < sym.function_size);
     assert_non_null(sym.module);
-    assert_true(ends_with(sym.module, "test_symbolize")); /* unit_test_symbolize in CMake */
+    assert_true(ends_with(sym.module, "test_symtab")); /* unit_test_symtab in CMake */
 }
 
 static void test_module_offset_is_link_address(void **state)
@@ -54,8 +54,8 @@ static void test_module_offset_is_link_address(void **state)
     uintptr_t pc_a = (uintptr_t)symbolize_me, pc_b = (uintptr_t)ends_with;
 
     (void)state;
-    assert_true(hwt_symbolize(pc_a, &a));
-    assert_true(hwt_symbolize(pc_b, &b));
+    assert_true(hwt_symtab_lookup(pc_a, &a));
+    assert_true(hwt_symtab_lookup(pc_b, &b));
     /* one bias for the whole module */
     assert_int_equal(pc_a - a.module_offset, pc_b - b.module_offset);
 }
@@ -72,7 +72,7 @@ static void test_exported_function_from_dynsym(void **state)
     assert_non_null(libc);
     pc = (uintptr_t)dlsym(libc, "write");
     assert_true(pc != 0);
-    assert_true(hwt_symbolize(pc + 8, &sym));
+    assert_true(hwt_symtab_lookup(pc + 8, &sym));
     assert_non_null(sym.function);
     assert_string_equal(sym.function, "write");
     assert_int_equal(sym.function_offset, 8);
@@ -95,7 +95,7 @@ static void test_library_loaded_after_init(void **state)
         skip();
     pc = (uintptr_t)dlsym(lib, "zlibVersion");
     assert_true(pc != 0);
-    assert_true(hwt_symbolize(pc, &sym));
+    assert_true(hwt_symtab_lookup(pc, &sym));
     assert_non_null(sym.module);
     assert_non_null(strstr(sym.module, "libz.so"));
     assert_non_null(sym.function);
@@ -109,10 +109,10 @@ static void test_unknown_address(void **state)
     int on_stack;
 
     (void)state;
-    assert_false(hwt_symbolize(16, &sym));
+    assert_false(hwt_symtab_lookup(16, &sym));
     assert_null(sym.function);
     assert_null(sym.module);
-    assert_false(hwt_symbolize((uintptr_t)&on_stack, &sym));
+    assert_false(hwt_symtab_lookup((uintptr_t)&on_stack, &sym));
 }
 
 struct find_query {

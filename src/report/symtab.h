@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* Address -> function+offset/size and module+offset, from the modules' .symtab and
  * .dynsym, without malloc, stdio or the dynamic loader's lock. */
-#ifndef HWT_SYMBOLIZE_H
-#define HWT_SYMBOLIZE_H
+#ifndef HWT_SYMTAB_H
+#define HWT_SYMTAB_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -21,7 +21,7 @@ struct hwt_symbol {
 /* Fills *out for pc. Modules are found by scanning /proc/self/maps when pc is in none seen
  * so far; there is no scan at start-up, whose tables (12 KiB of .bss touched) only reports
  * need. Returns false when pc is in no file-backed executable mapping. signal-safe */
-bool hwt_symbolize(uintptr_t pc, struct hwt_symbol *out);
+bool hwt_symtab_lookup(uintptr_t pc, struct hwt_symbol *out);
 
 /* For a pc in a function without a symbol (a libc implementation behind an IFUNC, say
  * __memcpy_generic behind memcpy) whose caller returns to ret: names the function after the
@@ -29,6 +29,6 @@ bool hwt_symbolize(uintptr_t pc, struct hwt_symbol *out);
  * function the caller called through its PLT, also by a tail call), with the offset and
  * size from the callee's .eh_frame_hdr entry. Fills only function, function_offset and
  * function_size. signal-safe */
-bool hwt_symbolize_callee(uintptr_t pc, uintptr_t ret, struct hwt_symbol *out);
+bool hwt_symtab_callee(uintptr_t pc, uintptr_t ret, struct hwt_symbol *out);
 
 #endif

@@ -1,0 +1,26 @@
+/* SPDX-License-Identifier: MIT */
+/* The out-of-line half of the general paths' stack capture (alloc_stack.h): a stack the
+ * thread's cache of recent stacks missed, stored in the depot and cached. It must not walk
+ * the stack itself; the caller's inline capture has already done so. */
+#include "alloc_stack.h"
+
+#include "os.h"
+#include "stackdepot.h"
+
+uint32_t hwt_alloc_stack_add(struct hwt_tcache *tc, const uintptr_t *pcs, unsigned n, uint64_t key)
+{
+    uint32_t id = hwt_stackdepot_put_cached(&tc->depot_cache, tc->tid, pcs, n);
+    if (id != 0)
+        hwt_tcache_stack_put(tc, key, id);
+    return id;
+}
+
+uint32_t hwt_alloc_stack_id(struct hwt_tcache *tc, const uintptr_t *pcs, unsigned n, uint64_t key)
+{
+    if (unlikely(!hwt_tcache_live(tc)))
+        return hwt_stackdepot_put((uint32_t)hwt_os_gettid(), pcs, n);
+    uint32_t id;
+    if (hwt_tcache_stack_find(tc, key, &id))
+        return id;
+    return hwt_alloc_stack_add(tc, pcs, n, key);
+}

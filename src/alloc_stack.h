@@ -1,0 +1,56 @@
+/* SPDX-License-Identifier: MIT */
+/* The general paths' capture of an allocation's or free's stack: the fast paths' hashing
+ * walk and the thread's cache of recent stacks first, then a walk that stores the frames in
+ * the stack depot. It must not allocate nor touch the object being allocated or freed. */
+#ifndef HWT_ALLOC_STACK_H
+#define HWT_ALLOC_STACK_H
+
+#include <stdint.h>
+
+#include "alloc_fast.h"
+#include "check.h"
+#include "options.h"
+#include "tcache.h"
+#include "unwind.h"
+
+/* Depot id of pcs[0..n), a stack the thread's cache of recent stacks does not hold (key:
+ * their hash), which then holds it. tc live. */
+uint32_t hwt_alloc_stack_add(struct hwt_tcache *tc, const uintptr_t *pcs, unsigned n, uint64_t key);
+
+/* Depot id of pcs[0..n), through the thread's cache of recent stacks (key: their hash). */
+uint32_t hwt_alloc_stack_id(struct hwt_tcache *tc, const uintptr_t *pcs, unsigned n, uint64_t key);
+
+/* Stack of the current malloc/free from c, the entry point's caller (alloc.h),
+ * deduplicated; 0 when stacks are off. */
+static inline __attribute__((always_inline)) uint32_t hwt_alloc_stack_capture(struct hwt_tcache *tc,
+                                                                              struct hwt_caller c)
+{
+    if (hwt_opts.stacktrace != HWT_ON)
+        return 0;
+    /* First the fast paths' walk, which only hashes: a stack the thread's cache holds (the
+     * common case: large objects, and small ones past an empty or full bin, come from the
+     * same few call sites) then costs no copy of its frames and no look-up of the stack's
+     * bounds, which is most of a large malloc+free's cost with stacks.
+     * On a miss the same walk again, storing the frames: hwt_unwind_caller's general walk
+     * would look the bounds up again, and misses are common at start-up. A caller on another
+     * stack than the thread's own (a signal's alternate stack, a coroutine) takes that one,
+     * which finds its bounds. */
+    uintptr_t pcs[HWT_ALLOC_STACK_FRAMES];
+    uint64_t key;
+    unsigned n;
+    uint32_t id;
+    if (likely(hwt_tcache_live(tc))) {
+        if (hwt_alloc_fast_stack(tc, c, &id))
+            return id;
+        if (likely(c.fp - tc->stack_lo < tc->stack_room)) {
+            /* the key the fast walk just missed with: no second look in the cache */
+            hwt_unwind_caller_walk(c, tc->stack_lo, tc->stack_room, HWT_ALLOC_STACK_FRAMES,
+                                   tc->stack_key_constants, &key, pcs, &n);
+            return hwt_alloc_stack_add(tc, pcs, n, key);
+        }
+    }
+    n = hwt_unwind_caller(c, pcs, HWT_ALLOC_STACK_FRAMES, &key);
+    return hwt_alloc_stack_id(tc, pcs, n, key);
+}
+
+#endif
