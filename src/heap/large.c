@@ -332,7 +332,7 @@ static void stash_hand_over(struct hwt_large **out, unsigned n, unsigned frees)
 
 /* Puts the freed l into the stash as its newest; the oldest that no longer fit go to the
  * shared cache, and one goes every STASH_VISIT frees anyway: the shared budget follows the
- * program's large frees (see PEAK_DECAY in large_cache.c), and a thread that has moved on to
+ * program's large frees (see PEAK_DECAY in large_budget.c), and a thread that has moved on to
  * other sizes does not keep its stash's old mappings. */
 static void stash_put(struct hwt_large_stash *st, struct hwt_large *l)
 {

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* Private to the large*.c files: the cache of freed mappings with its resident-memory budget.
- * No other file may include it. */
+/* Private to the large*.c files: the cache of freed mappings (large_cache.c) with its
+ * resident-memory budget (large_budget.c). No other file may include it. */
 #ifndef HWT_LARGE_CACHE_H
 #define HWT_LARGE_CACHE_H
 
@@ -72,5 +72,17 @@ unsigned hwt_large_cache_evict_locked(struct hwt_large **out, unsigned max);
 size_t hwt_large_cache_trim_locked(void);
 /* Bytes of cached mappings still resident (an upper bound: untouched pages count too). */
 size_t hwt_large_cache_resident_locked(void);
+
+/* Between large_cache.c and large_budget.c only. */
+/* The bytes of kind mte (tagged or not) that cached mappings may keep resident. */
+size_t hwt_large_cache_budget_locked(bool mte);
+/* A live mapping of map_size bytes was freed; the recent peak decays for frees large frees. */
+void hwt_large_cache_unlive_locked(size_t map_size, unsigned frees);
+/* Counts the pages of the owned or cached l from its start on as given back (its area becomes
+ * empty); returns their bytes, for the caller to give back. */
+size_t hwt_large_cache_forget_pages(struct hwt_large *l);
+/* Gives the pages of the owned or cached l from its start on back (see
+ * hwt_large_cache_forget_pages). */
+void hwt_large_cache_give_back(struct hwt_large *l);
 
 #endif
