@@ -21,8 +21,6 @@
 
 /* Records an unlocked lookup follows before it asks again under the lock. */
 #define UNLOCKED_WALK_MAX 64u
-/* A thread's stash hands a mapping to the shared cache at least every STASH_VISIT frees. */
-#define STASH_VISIT 32u
 
 static struct hwt_lock large_lock = HWT_LOCK_INIT;
 static uint64_t mapped_bytes; /* all mappings, live and cached */
@@ -65,31 +63,6 @@ static struct hwt_large *map_new(size_t need, size_t usable, size_t align, bool 
     return l;
 }
 
-/* Takes entry i out of the stash (st->lock held). */
-static struct hwt_large *stash_remove(struct hwt_large_stash *st, unsigned i)
-{
-    struct hwt_large *l = st->entries[i];
-    st->bytes -= l->map_size;
-    st->count--;
-    for (; i < st->count; i++)
-        st->entries[i] = st->entries[i + 1];
-    return l;
-}
-
-/* The stashed mapping large_cache.c picks for the new object, out of the stash; NULL when
- * none fits. */
-static struct hwt_large *stash_take(struct hwt_large_stash *st, size_t need, size_t size,
-                                    size_t align)
-{
-    struct hwt_large *l = NULL;
-    hwt_lock(&st->lock);
-    unsigned i = hwt_large_cache_stash_pick(st->entries, st->count, need, size, align);
-    if (i < st->count)
-        l = stash_remove(st, i);
-    hwt_unlock(&st->lock);
-    return l;
-}
-
 /* A cached mapping for the new object, else a fresh one; *fresh says which. */
 static struct hwt_large *take_mapping(size_t need, size_t size, size_t usable, size_t align,
                                       bool mte, struct hwt_large_stash *st, bool *fresh)
@@ -101,7 +74,7 @@ static struct hwt_large *take_mapping(size_t need, size_t size, size_t usable, s
      * above HWT_LARGE_STASH_BLOCK. */
     if (st != NULL && !mte && need <= HWT_LARGE_STASH_BLOCK &&
         !__atomic_load_n(&tight, __ATOMIC_RELAXED))
-        l = stash_take(st, need, size, align);
+        l = hwt_large_stash_take(st, need, size, align);
     if (l == NULL) {
         uintptr_t cut = 0;
         size_t cut_size = 0;
@@ -248,39 +221,11 @@ static void stash_hand_over(struct hwt_large **out, unsigned n, unsigned frees)
         cache_put(out[i], true, i == 0 ? frees : 0);
 }
 
-/* Puts the freed l into the stash as its newest; the oldest that no longer fit go to the
- * shared cache, and one goes every STASH_VISIT frees anyway: the shared budget follows the
- * program's large frees (see PEAK_DECAY in large_budget.c), and a thread that has moved on to
- * other sizes does not keep its stash's old mappings. */
-static void stash_put(struct hwt_large_stash *st, struct hwt_large *l)
-{
-    struct hwt_large *out[HWT_LARGE_STASH_MAX];
-    unsigned n = 0;
-    hwt_lock(&st->lock);
-    while (st->count > 0 &&
-           (st->count == HWT_LARGE_STASH_MAX || st->bytes + l->map_size > HWT_LARGE_STASH_BYTES))
-        out[n++] = stash_remove(st, 0);
-    st->entries[st->count++] = l;
-    st->bytes += l->map_size;
-    if (++st->frees >= STASH_VISIT && n == 0)
-        out[n++] = stash_remove(st, 0);
-    unsigned frees = n > 0 ? st->frees : 0;
-    if (n > 0)
-        st->frees = 0;
-    hwt_unlock(&st->lock);
-    stash_hand_over(out, n, frees);
-}
-
 void hwt_large_stash_flush(struct hwt_large_stash *st)
 {
     struct hwt_large *out[HWT_LARGE_STASH_MAX];
-    unsigned n = 0;
-    hwt_lock(&st->lock);
-    while (st->count > 0)
-        out[n++] = stash_remove(st, 0);
-    unsigned frees = st->frees;
-    st->frees = 0;
-    hwt_unlock(&st->lock);
+    unsigned frees;
+    unsigned n = hwt_large_stash_empty(st, out, &frees);
     stash_hand_over(out, n, frees);
 }
 
@@ -292,10 +237,14 @@ void hwt_large_free(struct hwt_large *l, uint32_t stack, struct hwt_large_stash 
     bool keep = hwt_large_cache_admit(l);
     HWT_COUNT(large_frees, 1);
     HWT_COUNT(live_bytes, -(int64_t)usable);
-    if (keep && stash != NULL && hwt_large_cache_stashable(l) &&
+    if (keep && stash != NULL && hwt_large_stash_keeps(l) &&
         !__atomic_load_n(&tight, __ATOMIC_RELAXED)) {
-        if (end_live(l))
-            stash_put(stash, l);
+        if (end_live(l)) {
+            unsigned frees;
+            struct hwt_large *out[HWT_LARGE_STASH_MAX];
+            unsigned n = hwt_large_stash_put(stash, l, out, &frees);
+            stash_hand_over(out, n, frees);
+        }
         return;
     }
     /* Retag a tagged object free so the old pointer faults; an unsampled one stays tag 0:

@@ -8,7 +8,6 @@
 
 #include "align.h"
 #include "arch/mte.h"
-#include "large_stash.h"
 #include "os.h"
 #include "tag.h"
 
@@ -87,7 +86,7 @@ static size_t cache_resident[2]; /* bytes of cached mappings not given back, by 
 
 static bool warm(const struct hwt_large *c)
 {
-    return c->resident == c->map_size;
+    return hwt_large_cache_warm(c);
 }
 
 /* The largest mapping that may serve an object whose mapping needs need bytes. */
@@ -167,16 +166,6 @@ static bool better(const struct hwt_large *c, const struct hwt_large *best, size
     if (c->mte && close_fit(c, need))
         return c->seq > best->seq;
     return c->map_size < best->map_size;
-}
-
-/* Untagged and warm: nothing to retag, nothing to give back, so a stash can keep it without
- * a look at the shared budget. Tagged mappings do not stay: they need their retag pass and
- * the shared budget, and they are what the default start-up heaps hold. With 2 threads
- * churning 32 KiB..1 MiB objects, a large malloc and free visit the shared lock 0.60 times
- * with stashes (3.03 times without). */
-bool hwt_large_cache_stashable(const struct hwt_large *l)
-{
-    return !l->mte && l->map_size <= HWT_LARGE_STASH_BLOCK && warm(l);
 }
 
 /* All of a stash's mappings are warm: the smallest that fits. */

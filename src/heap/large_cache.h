@@ -19,9 +19,11 @@
 /* The cached mapping that suits a new object of size bytes (need: its mapping size) best,
  * unlinked from the cache; NULL when none fits. */
 struct hwt_large *hwt_large_cache_take_locked(size_t need, size_t size, size_t align, bool mte);
-/* Whether the freed l, kept (hwt_large_cache_admit), may wait in its thread's stash
- * (large.h) rather than join the cache. Lock not needed (the object is owned). */
-bool hwt_large_cache_stashable(const struct hwt_large *l);
+/* Whether all of l's pages are resident (none given back since it was last warm). */
+static inline bool hwt_large_cache_warm(const struct hwt_large *l)
+{
+    return l->resident == l->map_size;
+}
 /* Which of a stash's n mappings an object of size bytes (need: its mapping size) takes: an
  * index, or n when none fits. */
 unsigned hwt_large_cache_stash_pick(struct hwt_large *const *entries, unsigned n, size_t need,
