@@ -1,14 +1,15 @@
 /* SPDX-License-Identifier: MIT */
-/* Page-backed objects: a mapping each, an out-of-band record each, their tags (DC GVA/GZVA
- * over whole blocks) and lookups. Which freed mapping is reused or gives its pages back is
- * large_cache.c's; this file never decides it. */
+/* Page-backed objects: their lifecycle under the shared lock (a mapping and an out-of-band
+ * record each, taken from a stash, the cache or the OS), their tags and lookups. Which freed
+ * mapping is reused or gives its pages back is large_cache.c's and large_budget.c's, how a
+ * mapping is placed, guarded and cut is large_map.c's; this file never decides them. */
 #include "large.h"
 
 #include <limits.h>
-#include <string.h>
 
 #include "arch/mte.h"
 #include "large_cache.h"
+#include "large_map.h"
 #include "large_record.h"
 #include "lock.h"
 #include "os.h"
@@ -20,8 +21,6 @@
 
 /* Records an unlocked lookup follows before it asks again under the lock. */
 #define UNLOCKED_WALK_MAX 64u
-/* A thread's stash hands a mapping to the shared cache at least every STASH_VISIT frees. */
-#define STASH_VISIT 32u
 
 static struct hwt_lock large_lock = HWT_LOCK_INIT;
 static uint64_t mapped_bytes; /* all mappings, live and cached */
@@ -41,59 +40,11 @@ static void retire_locked(struct hwt_large *l, uintptr_t *map, size_t *size)
     mapped_bytes -= *size;
 }
 
-/* Brings [start, start+usable) to tag (zeroing it when zero) and the rest of the mapping
- * to HWT_TAG_FREE, touching only the ranges whose tag changes. */
-static void retag_owned(struct hwt_large *l, size_t usable, unsigned tag, bool zero)
-{
-    if (!l->mte) {
-        if (zero)
-            memset((void *)l->start, 0, usable);
-        l->area = usable;
-        return;
-    }
-    size_t keep = usable < l->area ? usable : l->area;
-    if (zero || l->area_tag != tag)
-        hwt_tag_range(l->start, keep, tag, zero);
-    if (usable > l->area)
-        hwt_tag_range(l->start + l->area, usable - l->area, tag, zero);
-    else if (usable < l->area && l->area_tag != HWT_TAG_FREE)
-        hwt_tag_range(l->start + usable, l->area - usable, HWT_TAG_FREE, false);
-    l->area = usable;
-    l->area_tag = (uint8_t)tag;
-}
-
-/* A free-tagged guard page below the object and at least one guard granule past it
- * (also for page-multiple sizes). */
-static size_t map_size_for(size_t size)
-{
-    return hwt_os_page_size +
-           hwt_align_up(hwt_align_up(size, HWT_GRANULE) + HWT_GRANULE, hwt_os_page_size);
-}
-
-/* A fresh mapping of need bytes whose second page is aligned to align: over-maps by align
- * and gives the unused head and tail back, so the mapping (and its tagging) stays need
- * bytes whatever the alignment. */
-static void *map_aligned(size_t need, size_t align, bool mte)
-{
-    if (align <= hwt_os_page_size)
-        return hwt_os_map(need, mte);
-    char *m = hwt_os_map(need + align, mte);
-    if (m == NULL)
-        return NULL;
-    uintptr_t start = hwt_align_up((uintptr_t)m + hwt_os_page_size, align) - hwt_os_page_size;
-    if (start > (uintptr_t)m)
-        hwt_os_unmap(m, start - (uintptr_t)m);
-    uintptr_t end = (uintptr_t)m + need + align;
-    if (end > start + need)
-        hwt_os_unmap((void *)(start + need), end - (start + need));
-    return (void *)start;
-}
-
 /* Lock not held. A fresh mapping for a new object, recorded and in the lookups; NULL when
  * the OS refuses memory. */
 static struct hwt_large *map_new(size_t need, size_t usable, size_t align, bool mte)
 {
-    void *m = map_aligned(need, align, mte);
+    void *m = hwt_large_map_aligned(need, align, mte);
     if (m == NULL)
         return NULL;
     hwt_lock(&large_lock);
@@ -104,74 +55,12 @@ static struct hwt_large *map_new(size_t need, size_t usable, size_t align, bool 
         return NULL;
     }
     mapped_bytes += need;
-    l->map_start = (uintptr_t)m;
-    l->map_size = need;
-    __atomic_store_n(&l->start,
-                     hwt_align_up((uintptr_t)m + hwt_os_page_size,
-                                  align < hwt_os_page_size ? hwt_os_page_size : align),
-                     __ATOMIC_RELAXED);
-    l->tag = HWT_TAG_UNTAGGED;
-    l->sampled = 0;
-    /* Fresh pages are tag 0: the object area stays so until retagged below; the rest
-     * becomes the free-tagged guard now, in the mapping thread (docs/design.md: QEMU's lazy
-     * tag storage). */
-    l->area = usable;
-    l->area_tag = HWT_TAG_UNTAGGED;
-    l->mte = mte;
-    if (mte) {
-        hwt_tag_range(l->map_start, l->start - l->map_start, HWT_TAG_FREE, false);
-        hwt_tag_range(l->start + usable, l->map_start + l->map_size - l->start - usable,
-                      HWT_TAG_FREE, false);
-    }
+    hwt_large_map_place(l, m, need, usable, align, mte);
     __atomic_store_n(&l->state, HWT_LARGE_LIVE, __ATOMIC_RELEASE);
     hwt_large_cache_live_locked(need);
     hwt_large_record_insert_locked(l);
     hwt_unlock(&large_lock);
     return l;
-}
-
-/* Takes entry i out of the stash (st->lock held). */
-static struct hwt_large *stash_remove(struct hwt_large_stash *st, unsigned i)
-{
-    struct hwt_large *l = st->entries[i];
-    st->bytes -= l->map_size;
-    st->count--;
-    for (; i < st->count; i++)
-        st->entries[i] = st->entries[i + 1];
-    return l;
-}
-
-/* The stashed mapping large_cache.c picks for the new object, out of the stash; NULL when
- * none fits. */
-static struct hwt_large *stash_take(struct hwt_large_stash *st, size_t need, size_t size,
-                                    size_t align)
-{
-    struct hwt_large *l = NULL;
-    hwt_lock(&st->lock);
-    unsigned i = hwt_large_cache_stash_pick(st->entries, st->count, need, size, align);
-    if (i < st->count)
-        l = stash_remove(st, i);
-    hwt_unlock(&st->lock);
-    return l;
-}
-
-/* Cuts the end of the taken mapping l past what an object of usable bytes needs (its guard
- * granule, to a page); the caller unmaps [*cut, *cut + *cut_size) once it has dropped the
- * lock. Lookups without the lock see either size, and both hold the object. */
-static void shrink_locked(struct hwt_large *l, size_t usable, uintptr_t *cut, size_t *cut_size)
-{
-    size_t keep = (l->start - l->map_start) + hwt_align_up(usable + HWT_GRANULE, hwt_os_page_size);
-    if (keep >= l->map_size)
-        return;
-    *cut = l->map_start + keep;
-    *cut_size = l->map_size - keep;
-    __atomic_store_n(&l->map_size, keep, __ATOMIC_RELEASE);
-    mapped_bytes -= *cut_size;
-    size_t room = keep - (l->start - l->map_start);
-    if (l->area > room)
-        l->area = room;
-    if (l->resident > keep)
-        l->resident = keep;
 }
 
 /* A cached mapping for the new object, else a fresh one; *fresh says which. */
@@ -185,14 +74,16 @@ static struct hwt_large *take_mapping(size_t need, size_t size, size_t usable, s
      * above HWT_LARGE_STASH_BLOCK. */
     if (st != NULL && !mte && need <= HWT_LARGE_STASH_BLOCK &&
         !__atomic_load_n(&tight, __ATOMIC_RELAXED))
-        l = stash_take(st, need, size, align);
+        l = hwt_large_stash_take(st, need, size, align);
     if (l == NULL) {
         uintptr_t cut = 0;
         size_t cut_size = 0;
         hwt_lock(&large_lock);
         l = hwt_large_cache_take_locked(need, size, align, mte);
-        if (l != NULL && tight)
-            shrink_locked(l, usable, &cut, &cut_size);
+        if (l != NULL && tight) {
+            cut_size = hwt_large_map_shrink(l, usable, &cut);
+            mapped_bytes -= cut_size;
+        }
         if (l != NULL)
             hwt_large_cache_live_locked(l->map_size);
         hwt_unlock(&large_lock);
@@ -213,7 +104,7 @@ void *hwt_large_alloc(size_t size, size_t align, bool zero, uint32_t stack,
 {
     if (size > hwt_os_memory_bytes || align > hwt_os_memory_bytes)
         return NULL;
-    size_t need = map_size_for(size);
+    size_t need = hwt_large_map_size(size);
     size_t usable = hwt_align_up(size, HWT_GRANULE);
     unsigned order = hwt_sample_order(size);
     bool sampled = hwt_sample_should_tag(order);
@@ -239,7 +130,7 @@ void *hwt_large_alloc(size_t size, size_t align, bool zero, uint32_t stack,
     hwt_large_cache_taken(l, need, usable);
 
     unsigned tag = sampled ? hwt_tag_pick(exclude) : HWT_TAG_UNTAGGED;
-    retag_owned(l, usable, tag, zero);
+    hwt_large_map_retag(l, usable, tag, zero);
     l->tag = (uint8_t)tag;
     l->sampled = sampled;
 
@@ -330,39 +221,11 @@ static void stash_hand_over(struct hwt_large **out, unsigned n, unsigned frees)
         cache_put(out[i], true, i == 0 ? frees : 0);
 }
 
-/* Puts the freed l into the stash as its newest; the oldest that no longer fit go to the
- * shared cache, and one goes every STASH_VISIT frees anyway: the shared budget follows the
- * program's large frees (see PEAK_DECAY in large_cache.c), and a thread that has moved on to
- * other sizes does not keep its stash's old mappings. */
-static void stash_put(struct hwt_large_stash *st, struct hwt_large *l)
-{
-    struct hwt_large *out[HWT_LARGE_STASH_MAX];
-    unsigned n = 0;
-    hwt_lock(&st->lock);
-    while (st->count > 0 &&
-           (st->count == HWT_LARGE_STASH_MAX || st->bytes + l->map_size > HWT_LARGE_STASH_BYTES))
-        out[n++] = stash_remove(st, 0);
-    st->entries[st->count++] = l;
-    st->bytes += l->map_size;
-    if (++st->frees >= STASH_VISIT && n == 0)
-        out[n++] = stash_remove(st, 0);
-    unsigned frees = n > 0 ? st->frees : 0;
-    if (n > 0)
-        st->frees = 0;
-    hwt_unlock(&st->lock);
-    stash_hand_over(out, n, frees);
-}
-
 void hwt_large_stash_flush(struct hwt_large_stash *st)
 {
     struct hwt_large *out[HWT_LARGE_STASH_MAX];
-    unsigned n = 0;
-    hwt_lock(&st->lock);
-    while (st->count > 0)
-        out[n++] = stash_remove(st, 0);
-    unsigned frees = st->frees;
-    st->frees = 0;
-    hwt_unlock(&st->lock);
+    unsigned frees;
+    unsigned n = hwt_large_stash_empty(st, out, &frees);
     stash_hand_over(out, n, frees);
 }
 
@@ -374,10 +237,14 @@ void hwt_large_free(struct hwt_large *l, uint32_t stack, struct hwt_large_stash 
     bool keep = hwt_large_cache_admit(l);
     HWT_COUNT(large_frees, 1);
     HWT_COUNT(live_bytes, -(int64_t)usable);
-    if (keep && stash != NULL && hwt_large_cache_stashable(l) &&
+    if (keep && stash != NULL && hwt_large_stash_keeps(l) &&
         !__atomic_load_n(&tight, __ATOMIC_RELAXED)) {
-        if (end_live(l))
-            stash_put(stash, l);
+        if (end_live(l)) {
+            unsigned frees;
+            struct hwt_large *out[HWT_LARGE_STASH_MAX];
+            unsigned n = hwt_large_stash_put(stash, l, out, &frees);
+            stash_hand_over(out, n, frees);
+        }
         return;
     }
     /* Retag a tagged object free so the old pointer faults; an unsampled one stays tag 0:
@@ -411,7 +278,7 @@ bool hwt_large_resize(struct hwt_large *l, size_t new_size)
         return false;
     size_t old_usable = hwt_align_up(l->requested, HWT_GRANULE);
     HWT_COUNT(live_bytes, (int64_t)new_usable - (int64_t)old_usable);
-    retag_owned(l, new_usable, l->tag, false);
+    hwt_large_map_retag(l, new_usable, l->tag, false);
     l->requested = new_size;
     return true;
 }

@@ -1,60 +1,22 @@
 /* SPDX-License-Identifier: MIT */
-/* The cache of freed page-backed mappings: which one a new object reuses, and how many of
- * their pages stay resident. It never maps or unmaps; large.c does, outside its lock. */
+/* The cache of freed page-backed mappings: which one a new object reuses, which leave it, and
+ * which give their pages back when the resident budget (large_budget.c) is exceeded. It never
+ * maps or unmaps; large.c does, outside its lock. */
 #include "large_cache.h"
 
 #include <limits.h>
 
 #include "align.h"
 #include "arch/mte.h"
-#include "large_stash.h"
-#include "options.h"
 #include "os.h"
 #include "tag.h"
 
 /* Freed mappings stay mapped and tagged free (a use after free faults as a tag mismatch)
  * and a new allocation reuses them without a system call. The cache keeps address space
  * generously (a program that churns big buffers reuses them without mmap/munmap); the
- * resident budget below bounds the memory. */
+ * resident budget (large_budget.c) bounds the memory. */
 #define CACHE_MAX_ENTRIES 1024u /* 256 unmapped and remapped 2 threads' 32 KiB..1 MiB objects */
 #define CACHE_MAX_BYTES ((size_t)1 << 30)
-#define CACHE_MAX_BLOCK ((size_t)64 << 20)
-/* Pages of freed mappings kept resident, at most: a base plus the recent peak of the live
- * page-backed bytes, capped at 64 MiB or half that peak, whichever is more. A program
- * churning buffers then reuses them warm (glibc keeps such memory in its heap too: its top
- * up to a trim threshold of at most 64 MiB, and the holes between live chunks); one that is
- * done with them gets all but the base back as its peak decays, or everything from
- * malloc_trim. A flat cap made a program that replaces big buffers with new zeroed ones
- * (malloc-large) give pages back at every other free and fault far more pages than glibc;
- * following the peak keeps its time and faults at glibc's for a little more peak RSS,
- * about as much as tcmalloc holds. */
-#define CACHE_RESIDENT_BASE ((size_t)2 << 20)
-#define CACHE_RESIDENT_CAP ((size_t)64 << 20)
-#define CACHE_RESIDENT_CAP_SHARE 2u /* the cap is at least 1/CAP_SHARE of the recent peak */
-#define CACHE_RESIDENT_SHARE 1u     /* 1/SHARE of the peak; 2 left 5 faults/op, glibc 2.9 */
-/* Tagged mappings (PROT_MTE) keep far less: retagging a warm mapping costs a DC GVA pass
- * anyway, so their pages save less time, and a tagged heap would otherwise hold several MiB
- * more than glibc's after start-up with the budget above. */
-#define CACHE_TAGGED_BASE ((size_t)128 << 10)
-#define CACHE_TAGGED_SHARE 64u
-/* The recent peak falls toward the live bytes by 1/PEAK_DECAY of the gap per large free, so
- * after a few hundred frees without a return to the peak the budget follows the live bytes. */
-#define PEAK_DECAY 256u
-/* Freed objects this big give their pages back at once (kept mapped, as address space).
- * Untagged ones stay warm up to glibc's largest mmap threshold: a program that churns
- * buffers of several MiB (malloc-large) refaulted every page of each of them, several times
- * slower than glibc, which serves them from its heap once its dynamic threshold has grown. */
-#define RELEASE_ON_FREE ((size_t)4 << 20)
-#define RELEASE_UNTAGGED_ON_FREE ((size_t)32 << 20)
-/* A tagged object of at least this many pages, most of them never touched, gives its pages
- * back instead of being retagged free: a use after free still faults (tag 0), the refaults
- * are few, and one madvise costs less than a DC GVA pass over pages nobody uses. */
-#define RELEASE_TAGGED_PAGES 16u
-/* An untagged mapping over the budget with less than 1/UNTOUCHED_SHARE of its pages resident
- * keeps them, counted (hwt_large_cache_release): programs that use only the ends of big
- * buffers (headers, ring buffers) made 2 threads give pages back 300 times in 8000
- * operations, a TLB shootdown each. */
-#define UNTOUCHED_SHARE 4u
 #define COLD_WALK_MAX 64u /* cold mappings a free looks at for pages to give back */
 /* An untagged object of LOOSE_MIN bytes or more may take a cached untagged mapping
  * up to LOOSE_FIT times its size (others: FIT_MAX, and tagged ones' retag pass covers
@@ -121,25 +83,10 @@ static uint64_t link_seq; /* stamps each mapping linked as the newest */
 static uint32_t cache_entries;
 static size_t cache_bytes;
 static size_t cache_resident[2]; /* bytes of cached mappings not given back, by mte */
-static size_t live_mapped;       /* map bytes of live objects */
-static size_t recent_peak;       /* of live_mapped; see PEAK_DECAY */
-
-static size_t budget(bool mte)
-{
-    /* with 1 in N sampled, tagged mappings are about 1/N of the peak: their share grows
-     * with N, so the few tagged ones are kept warm as the untagged are */
-    uint32_t n = hwt_opts.sample < CACHE_TAGGED_SHARE ? hwt_opts.sample : CACHE_TAGGED_SHARE;
-    size_t b = mte ? CACHE_TAGGED_BASE + recent_peak / (CACHE_TAGGED_SHARE / (n ? n : 1))
-                   : CACHE_RESIDENT_BASE + recent_peak / CACHE_RESIDENT_SHARE;
-    size_t cap = recent_peak / CACHE_RESIDENT_CAP_SHARE;
-    if (cap < CACHE_RESIDENT_CAP)
-        cap = CACHE_RESIDENT_CAP;
-    return b < cap ? b : cap;
-}
 
 static bool warm(const struct hwt_large *c)
 {
-    return c->resident == c->map_size;
+    return hwt_large_cache_warm(c);
 }
 
 /* The largest mapping that may serve an object whose mapping needs need bytes. */
@@ -199,38 +146,6 @@ static void link_locked(struct hwt_large *l, bool oldest)
     cache_resident[l->mte != 0] += l->resident;
 }
 
-/* What giving the pages of an owned or cached object back changes in its record; returns
- * the bytes that go back (release_pages gives them): all from its start to the mapping's
- * end, past its area too (an earlier, bigger object of the mapping may have left pages
- * there). They read as zero with tag 0 afterwards, so a tagged stale pointer
- * still faults, and the area becomes empty: a next object tags what it uses, and the rest
- * stays tag 0 and untouched, which faults for every tagged pointer as the free tag does. */
-static size_t release_bookkeeping(struct hwt_large *l)
-{
-    size_t span = l->map_start + l->map_size - l->start;
-    l->resident = l->map_size - span;
-    l->area = 0;
-    l->area_tag = HWT_TAG_UNTAGGED;
-    return span;
-}
-
-static void release_pages(struct hwt_large *l)
-{
-    hwt_os_decommit((void *)l->start, release_bookkeeping(l));
-}
-
-/* A tagged object whose pages were mostly never touched (resident counts the pages the OS
- * holds: on MTE hardware tagging makes a page resident, so only tagged, untouched ones miss).
- */
-static bool mostly_untouched(struct hwt_large *l)
-{
-    size_t pages = l->area / hwt_os_page_size;
-    if (!l->mte || l->area_tag == HWT_TAG_UNTAGGED || l->area_tag == HWT_TAG_FREE ||
-        pages < RELEASE_TAGGED_PAGES)
-        return false;
-    return 2 * hwt_os_resident_pages((void *)l->start, pages * hwt_os_page_size) < pages;
-}
-
 static bool close_fit(const struct hwt_large *c, size_t need)
 {
     return c->map_size - need <= need / CLOSE_FIT_SLACK;
@@ -251,16 +166,6 @@ static bool better(const struct hwt_large *c, const struct hwt_large *best, size
     if (c->mte && close_fit(c, need))
         return c->seq > best->seq;
     return c->map_size < best->map_size;
-}
-
-/* Untagged and warm: nothing to retag, nothing to give back, so a stash can keep it without
- * a look at the shared budget. Tagged mappings do not stay: they need their retag pass and
- * the shared budget, and they are what the default start-up heaps hold. With 2 threads
- * churning 32 KiB..1 MiB objects, a large malloc and free visit the shared lock 0.60 times
- * with stashes (3.03 times without). */
-bool hwt_large_cache_stashable(const struct hwt_large *l)
-{
-    return !l->mte && l->map_size <= HWT_LARGE_STASH_BLOCK && warm(l);
 }
 
 /* All of a stash's mappings are warm: the smallest that fits. */
@@ -300,25 +205,6 @@ struct hwt_large *hwt_large_cache_take_locked(size_t need, size_t size, size_t a
     if (best != NULL)
         unlink_locked(best);
     return best;
-}
-
-void hwt_large_cache_live_locked(size_t map_size)
-{
-    live_mapped += map_size;
-    if (live_mapped > recent_peak)
-        recent_peak = live_mapped;
-}
-
-bool hwt_large_cache_admit(struct hwt_large *l)
-{
-    /* Too big to keep: unmapped, so neither its pages nor its tags need any work (a later
-     * access faults as unmapped). */
-    if (l->map_size > CACHE_MAX_BLOCK)
-        return false;
-    l->resident = l->map_size;
-    if (l->area >= (l->mte ? RELEASE_ON_FREE : RELEASE_UNTAGGED_ON_FREE) || mostly_untouched(l))
-        release_pages(l);
-    return true;
 }
 
 /* The mapping to unmap first: a cold one (its pages are gone already), else the oldest warm
@@ -368,7 +254,7 @@ release_over_locked(struct list *ls, const struct hwt_large *freed, size_t limit
         if (*nreleased == HWT_LARGE_RELEASE_MAX)
             break;        /* the next frees go on */
         unlink_locked(c); /* takes its bytes off; the return puts back what stays */
-        size_t size = release_bookkeeping(c);
+        size_t size = hwt_large_cache_forget_pages(c);
         released[(*nreleased)++] =
             (struct hwt_large_release){c, c->start, size, !c->mte && warm_list, 0};
     }
@@ -379,15 +265,13 @@ unsigned hwt_large_cache_put_locked(struct hwt_large *l, bool keep, unsigned fre
                                     unsigned *nreleased)
 {
     *nreleased = 0;
-    live_mapped -= l->map_size;
-    for (unsigned i = 0; i < frees; i++)
-        recent_peak -= (recent_peak - live_mapped) / PEAK_DECAY;
+    hwt_large_cache_unlive_locked(l->map_size, frees);
     if (!keep)
         return 0;
     link_locked(l, false);
     /* Over the budget: the oldest cached mappings of the kind give their pages back first,
      * the warm ones, then the first cold ones that kept some (hwt_large_cache_release) */
-    size_t limit = budget(l->mte);
+    size_t limit = hwt_large_cache_budget_locked(l->mte);
     struct list *kind = ages[l->mte != 0];
     release_over_locked(&kind[1], l, limit, UINT_MAX, released, nreleased);
     release_over_locked(&kind[0], l, limit, COLD_WALK_MAX, released, nreleased);
@@ -401,20 +285,6 @@ unsigned hwt_large_cache_put_locked(struct hwt_large *l, bool keep, unsigned fre
         evicted[n++] = oldest;
     }
     return n;
-}
-
-void hwt_large_cache_release(struct hwt_large_release *r)
-{
-    r->held = 0;
-    /* Untagged only: a tagged mapping's bookkeeping has forgotten its free tags. */
-    if (r->checked) {
-        size_t held = hwt_os_resident_pages((void *)r->start, r->size) * hwt_os_page_size;
-        if (held * UNTOUCHED_SHARE < r->size) {
-            r->held = held;
-            return;
-        }
-    }
-    hwt_os_decommit((void *)r->start, r->size);
 }
 
 void hwt_large_cache_return_locked(const struct hwt_large_release *released, unsigned n)
@@ -445,7 +315,7 @@ size_t hwt_large_cache_trim_locked(void)
             if (!holds_pages(c))
                 continue;
             size_t before = c->resident;
-            release_pages(c);
+            hwt_large_cache_give_back(c);
             cache_resident[k] -= before - c->resident;
             given += before - c->resident;
         }
@@ -453,7 +323,7 @@ size_t hwt_large_cache_trim_locked(void)
             struct hwt_large *c = ages[k][1].head;
             unlink_locked(c); /* it changes lists */
             size_t before = c->resident;
-            release_pages(c);
+            hwt_large_cache_give_back(c);
             given += before - c->resident;
             link_locked(c, true);
         }

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* Private to the large*.c files: the cache of freed mappings with its resident-memory budget.
- * No other file may include it. */
+/* Private to the large*.c files: the cache of freed mappings (large_cache.c) with its
+ * resident-memory budget (large_budget.c). No other file may include it. */
 #ifndef HWT_LARGE_CACHE_H
 #define HWT_LARGE_CACHE_H
 
@@ -19,9 +19,11 @@
 /* The cached mapping that suits a new object of size bytes (need: its mapping size) best,
  * unlinked from the cache; NULL when none fits. */
 struct hwt_large *hwt_large_cache_take_locked(size_t need, size_t size, size_t align, bool mte);
-/* Whether the freed l, kept (hwt_large_cache_admit), may wait in its thread's stash
- * (large.h) rather than join the cache. Lock not needed (the object is owned). */
-bool hwt_large_cache_stashable(const struct hwt_large *l);
+/* Whether all of l's pages are resident (none given back since it was last warm). */
+static inline bool hwt_large_cache_warm(const struct hwt_large *l)
+{
+    return l->resident == l->map_size;
+}
 /* Which of a stash's n mappings an object of size bytes (need: its mapping size) takes: an
  * index, or n when none fits. */
 unsigned hwt_large_cache_stash_pick(struct hwt_large *const *entries, unsigned n, size_t need,
@@ -72,5 +74,17 @@ unsigned hwt_large_cache_evict_locked(struct hwt_large **out, unsigned max);
 size_t hwt_large_cache_trim_locked(void);
 /* Bytes of cached mappings still resident (an upper bound: untouched pages count too). */
 size_t hwt_large_cache_resident_locked(void);
+
+/* Between large_cache.c and large_budget.c only. */
+/* The bytes of kind mte (tagged or not) that cached mappings may keep resident. */
+size_t hwt_large_cache_budget_locked(bool mte);
+/* A live mapping of map_size bytes was freed; the recent peak decays for frees large frees. */
+void hwt_large_cache_unlive_locked(size_t map_size, unsigned frees);
+/* Counts the pages of the owned or cached l from its start on as given back (its area becomes
+ * empty); returns their bytes, for the caller to give back. */
+size_t hwt_large_cache_forget_pages(struct hwt_large *l);
+/* Gives the pages of the owned or cached l from its start on back (see
+ * hwt_large_cache_forget_pages). */
+void hwt_large_cache_give_back(struct hwt_large *l);
 
 #endif

@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: MIT */
-/* The type and bounds of a thread's stash of freed untagged mappings, embedded in its cache
- * (tcache.h). Types only: nothing here maps, unmaps or takes the shared cache's lock. */
+/* The type, bounds and operations of a thread's stash of freed untagged mappings, embedded in
+ * its cache (tcache.h). Nothing here maps, unmaps or takes the shared cache's lock. */
 #ifndef HWT_LARGE_STASH_H
 #define HWT_LARGE_STASH_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -26,5 +27,20 @@ struct hwt_large_stash {
     size_t bytes;   /* of the mappings in entries[] */
     struct hwt_large *entries[HWT_LARGE_STASH_MAX]; /* oldest first */
 };
+
+/* Whether the freed l, kept (hwt_large_cache_admit), may wait in its thread's stash rather
+ * than join the shared cache. Lock not needed (the object is owned). */
+bool hwt_large_stash_keeps(const struct hwt_large *l);
+/* The stashed mapping large_cache.c picks for a new object of size bytes (need: its mapping
+ * size), out of the stash; NULL when none fits. Takes st's lock. */
+struct hwt_large *hwt_large_stash_take(struct hwt_large_stash *st, size_t need, size_t size,
+                                       size_t align);
+/* Puts the freed l into st as its newest; returns how many mappings left st into out[] (at
+ * most HWT_LARGE_STASH_MAX) for the caller to hand to the shared cache, the first carrying
+ * *frees, the frees st took since its last visit. Takes st's lock. */
+unsigned hwt_large_stash_put(struct hwt_large_stash *st, struct hwt_large *l,
+                             struct hwt_large **out, unsigned *frees);
+/* Takes every mapping out of st into out[] as hwt_large_stash_put does; returns how many. */
+unsigned hwt_large_stash_empty(struct hwt_large_stash *st, struct hwt_large **out, unsigned *frees);
 
 #endif
