@@ -13,6 +13,7 @@
 #include "large.h"
 #include "os.h"
 #include "slab.h"
+#include "sort.h"
 
 #define WORD sizeof(uintptr_t)
 /* A conservative scan reads whole segments and objects, past what a sanitizer that
@@ -40,34 +41,9 @@ static void add_one(const struct hwt_object *obj, void *arg)
     o->marks = obj->large ? HWT_LEAK_LARGE : 0;
 }
 
-/* Heapsort: no allocation, no recursion, O(n log n) for a million objects. */
-static void sift_down(struct hwt_leak_object *a, size_t root, size_t n)
+static bool object_before(const void *a, const void *b)
 {
-    for (;;) {
-        size_t child = 2 * root + 1;
-        if (child >= n)
-            return;
-        if (child + 1 < n && a[child + 1].start > a[child].start)
-            child++;
-        if (a[root].start >= a[child].start)
-            return;
-        struct hwt_leak_object t = a[root];
-        a[root] = a[child];
-        a[child] = t;
-        root = child;
-    }
-}
-
-static void sort_objects(struct hwt_leak_object *a, size_t n)
-{
-    for (size_t i = n / 2; i-- > 0;)
-        sift_down(a, i, n);
-    for (size_t end = n; end > 1; end--) {
-        struct hwt_leak_object t = a[0];
-        a[0] = a[end - 1];
-        a[end - 1] = t;
-        sift_down(a, 0, end - 1);
-    }
+    return ((const struct hwt_leak_object *)a)->start < ((const struct hwt_leak_object *)b)->start;
 }
 
 bool hwt_leak_graph_init(struct hwt_leak_graph *g)
@@ -94,7 +70,7 @@ bool hwt_leak_graph_build(struct hwt_leak_graph *g)
     g->work = (void *)(m + g->cap * sizeof(*g->objects));
     hwt_slab_walk_live(add_one, g);
     hwt_large_walk_live(add_one, g);
-    sort_objects(g->objects, g->count);
+    hwt_sort(g->objects, g->count, sizeof(*g->objects), object_before);
     return true;
 }
 

@@ -13,6 +13,7 @@
 #include "os.h"
 #include "report.h"
 #include "sink.h"
+#include "sort.h"
 #include "stackdepot.h"
 #include "symtab.h"
 #include "symbolizer.h"
@@ -130,44 +131,18 @@ static int suppressed(const uintptr_t *pcs, unsigned n)
     return -1;
 }
 
-/* Heapsort of groups by key(); no allocation. */
-static void sift(struct group *a, size_t root, size_t n,
-                 bool (*less)(const struct group *, const struct group *))
+static bool by_key(const void *a, const void *b)
 {
-    for (size_t child; (child = 2 * root + 1) < n; root = child) {
-        if (child + 1 < n && less(&a[child], &a[child + 1]))
-            child++;
-        if (!less(&a[root], &a[child]))
-            return;
-        struct group t = a[root];
-        a[root] = a[child];
-        a[child] = t;
-    }
-}
-
-static void sort_groups(struct group *a, size_t n,
-                        bool (*less)(const struct group *, const struct group *))
-{
-    for (size_t i = n / 2; i-- > 0;)
-        sift(a, i, n, less);
-    for (size_t end = n; end > 1; end--) {
-        struct group t = a[0];
-        a[0] = a[end - 1];
-        a[end - 1] = t;
-        sift(a, 0, end - 1, less);
-    }
-}
-
-static bool by_key(const struct group *x, const struct group *y)
-{
+    const struct group *x = a, *y = b;
     return x->indirect != y->indirect ? x->indirect < y->indirect : x->stack < y->stack;
 }
 
 /* Direct before indirect, then the most bytes first. */
-static bool by_size(const struct group *x, const struct group *y)
+static bool by_size(const void *a, const void *b)
 {
+    const struct group *x = a, *y = b;
     if (x->indirect != y->indirect)
-        return x->indirect > y->indirect;
+        return !x->indirect; /* direct leaks first */
     return x->bytes != y->bytes ? x->bytes > y->bytes : x->stack > y->stack;
 }
 
@@ -220,7 +195,7 @@ static struct group *make_groups(const struct hwt_leak_graph *g, size_t *count, 
             continue;
         gs[n++] = (struct group){o->stack, (o->marks & HWT_LEAK_INDIRECT) != 0, o->size, 1, i};
     }
-    sort_groups(gs, n, by_key);
+    hwt_sort(gs, n, sizeof(*gs), by_key);
     size_t m = 0;
     for (size_t i = 0; i < n; i++) {
         if (m > 0 && gs[m - 1].stack == gs[i].stack && gs[m - 1].indirect == gs[i].indirect) {
@@ -230,7 +205,7 @@ static struct group *make_groups(const struct hwt_leak_graph *g, size_t *count, 
         }
         gs[m++] = gs[i];
     }
-    sort_groups(gs, m, by_size);
+    hwt_sort(gs, m, sizeof(*gs), by_size);
     *count = m;
     return gs;
 }

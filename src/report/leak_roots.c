@@ -14,6 +14,7 @@
 #include "meta.h"
 #include "os.h"
 #include "slab.h"
+#include "sort.h"
 
 /* Around a thread pointer outside the thread's stack (the main thread's TLS block, which
  * the dynamic loader maps itself): the TCB, the static TLS and their neighbours. */
@@ -199,29 +200,9 @@ bool hwt_leak_roots_threads(struct hwt_leak_graph *g, const struct hwt_leak_worl
     return c.ok;
 }
 
-static void sift_ranges(struct hwt_leak_range *a, size_t root, size_t n)
+static bool range_before(const void *a, const void *b)
 {
-    for (size_t child; (child = 2 * root + 1) < n; root = child) {
-        if (child + 1 < n && a[child + 1].lo > a[child].lo)
-            child++;
-        if (a[root].lo >= a[child].lo)
-            return;
-        struct hwt_leak_range t = a[root];
-        a[root] = a[child];
-        a[child] = t;
-    }
-}
-
-static void sort_ranges(struct hwt_leak_range *a, size_t n)
-{
-    for (size_t i = n / 2; i-- > 0;)
-        sift_ranges(a, i, n);
-    for (size_t end = n; end > 1; end--) {
-        struct hwt_leak_range t = a[0];
-        a[0] = a[end - 1];
-        a[end - 1] = t;
-        sift_ranges(a, 0, end - 1);
-    }
+    return ((const struct hwt_leak_range *)a)->lo < ((const struct hwt_leak_range *)b)->lo;
 }
 
 bool hwt_leak_roots_skip(const struct hwt_leak_graph *g, const struct hwt_leak_world *w,
@@ -256,7 +237,7 @@ bool hwt_leak_roots_skip(const struct hwt_leak_graph *g, const struct hwt_leak_w
     r[k++] = (struct hwt_leak_range){(uintptr_t)w->threads,
                                      (uintptr_t)w->threads + hwt_leak_world_bytes()};
     r[k++] = (struct hwt_leak_range){(uintptr_t)r, (uintptr_t)r + *bytes};
-    sort_ranges(r, k);
+    hwt_sort(r, k, sizeof(*r), range_before);
     *out = r;
     *n = k;
     return true;
