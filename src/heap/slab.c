@@ -148,6 +148,7 @@ unsigned hwt_slab_take(unsigned arena, unsigned cls, struct hwt_slab_ref *out, u
                 unsigned b = (unsigned)__builtin_ctzll(bits);
                 bits &= bits - 1;
                 size_t idx = w * BITS_PER_WORD + b;
+                HWT_CHECK(idx < s->nslots && s->nfree > 0); /* a free bit is a real slot */
                 out[got].addr = s->base + idx * (size_t)s->slot_size;
                 out[got++].slot = &s->slots[idx];
                 s->nfree--;
@@ -195,6 +196,7 @@ static unsigned keep_empty(const struct central *c, unsigned arena, size_t span_
 
 static void span_became_empty_locked(struct central *c, struct hwt_span *s)
 {
+    HWT_CHECK(s->nfree == s->nslots);
     hwt_slab_span_unlink(&c->partial, s);
     c->in_use--;
     if (++c->events >= HWT_SLAB_PEAK_WINDOW) {
@@ -238,6 +240,8 @@ void hwt_slab_give(unsigned cls, const struct hwt_slab_ref *slots, unsigned n)
             }
         }
         uint32_t idx = hwt_slab_index(s, slots[i].addr);
+        /* a slot handed back is one of the span's, at its start */
+        HWT_CHECK(idx < s->nslots && s->base + (uintptr_t)idx * s->slot_size == slots[i].addr);
         uint64_t bit = UINT64_C(1) << (idx % BITS_PER_WORD);
         HWT_CHECK((s->free_bits[idx / BITS_PER_WORD] & bit) == 0);
         s->free_bits[idx / BITS_PER_WORD] |= bit;

@@ -139,11 +139,13 @@ bool hwt_tcache_refill(struct hwt_tcache *tc, struct hwt_tcache_bin *bin, unsign
     unsigned want = bin->max / 2 ? bin->max / 2 : 1;
     unsigned got = hwt_transfer_take(tc->arena, cls, bin->slots, want);
     bin->count = got > 0 ? got : hwt_slab_take(tc->arena, cls, bin->slots, want);
+    HWT_CHECK(bin->count <= bin->max);
     return bin->count > 0;
 }
 
 void hwt_tcache_drain(struct hwt_tcache *tc, struct hwt_tcache_bin *bin, unsigned cls)
 {
+    HWT_CHECK(bin->count <= bin->max);
     unsigned n = bin->count / 2 ? bin->count / 2 : bin->count;
     /* Give back the oldest half: the most recently freed stay hot in the cache. A whole
      * batch goes to the arena's transfer cache while it has room, for its next refill. */
