@@ -10,7 +10,6 @@
 #include "hwtag.h"
 #include "init.h"
 #include "leak.h"
-#include "options.h"
 
 EXPORT int hwtag_leak_check(void)
 {
@@ -28,8 +27,7 @@ EXPORT int hwtag_leak_check(void)
 EXPORT void hwtag_leak_check_fatal(void)
 {
     hwt_init_ensure();
-    if (hwt_leak_check() == HWT_LEAK_FOUND && hwt_opts.leak_exitcode != 0)
-        hwt_leak_exit();
+    hwt_leak_check_fatal();
 }
 
 EXPORT void hwtag_leak_ignore(const void *ptr)
@@ -58,39 +56,17 @@ EXPORT void hwtag_leak_unregister_root(const void *begin, size_t size)
     hwt_leak_unregister_root(begin, size);
 }
 
-/* LeakSanitizer's names (compiler-rt's lsan_interface.h), with its semantics. */
-void __lsan_ignore_object(const void *p);
-void __lsan_disable(void);
-void __lsan_enable(void);
-void __lsan_register_root_region(const void *p, size_t size);
+/* LeakSanitizer's names (compiler-rt's lsan_interface.h), with its semantics: the same
+ * functions where they mean the same. */
+#define LSAN_NAME(target) EXPORT __attribute__((alias(#target)))
+LSAN_NAME(hwtag_leak_ignore) void __lsan_ignore_object(const void *p);
+LSAN_NAME(hwtag_leak_disable) void __lsan_disable(void);
+LSAN_NAME(hwtag_leak_enable) void __lsan_enable(void);
+LSAN_NAME(hwtag_leak_register_root) void __lsan_register_root_region(const void *p, size_t size);
+LSAN_NAME(hwtag_leak_unregister_root)
 void __lsan_unregister_root_region(const void *p, size_t size);
 void __lsan_do_leak_check(void);
 int __lsan_do_recoverable_leak_check(void);
-
-EXPORT void __lsan_ignore_object(const void *p)
-{
-    hwtag_leak_ignore(p);
-}
-
-EXPORT void __lsan_disable(void)
-{
-    hwt_leak_disable();
-}
-
-EXPORT void __lsan_enable(void)
-{
-    hwt_leak_enable();
-}
-
-EXPORT void __lsan_register_root_region(const void *p, size_t size)
-{
-    hwt_leak_register_root(p, size);
-}
-
-EXPORT void __lsan_unregister_root_region(const void *p, size_t size)
-{
-    hwt_leak_unregister_root(p, size);
-}
 
 /* Checks once (later calls do nothing) and ends the process with HWTAG_LEAK_EXITCODE when
  * something leaked; the check at exit does not run again. */
@@ -101,8 +77,7 @@ EXPORT void __lsan_do_leak_check(void)
         return;
     hwt_init_ensure();
     hwt_leak_at_exit_done();
-    if (hwt_leak_check() == HWT_LEAK_FOUND && hwt_opts.leak_exitcode != 0)
-        hwt_leak_exit();
+    hwt_leak_check_fatal();
 }
 
 EXPORT int __lsan_do_recoverable_leak_check(void)

@@ -268,16 +268,16 @@ void hwt_leak_at_exit_done(void)
     __atomic_store_n(&at_exit_done, 1, __ATOMIC_RELEASE);
 }
 
-void hwt_leak_exit(void)
+void hwt_leak_check_fatal(void)
 {
+    if (hwt_leak_check() != HWT_LEAK_FOUND || hwt_opts.leak_exitcode == 0)
+        return;
     fflush(NULL); /* exit's own flush would come after this, and _exit skips it */
     _exit(hwt_opts.leak_exitcode);
 }
 
 void hwt_leak_at_exit(void)
 {
-    if (hwt_opts.detect_leaks != HWT_ON || __atomic_exchange_n(&at_exit_done, 1, __ATOMIC_ACQ_REL))
-        return;
-    if (hwt_leak_check() == HWT_LEAK_FOUND && hwt_opts.leak_exitcode != 0)
-        hwt_leak_exit();
+    if (hwt_opts.detect_leaks == HWT_ON && !__atomic_exchange_n(&at_exit_done, 1, __ATOMIC_ACQ_REL))
+        hwt_leak_check_fatal();
 }

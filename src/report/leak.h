@@ -23,8 +23,9 @@ enum hwt_leak_outcome hwt_leak_check(void);
 void hwt_leak_at_exit(void);
 /* The check at exit will not run (__lsan_do_leak_check ran one). */
 void hwt_leak_at_exit_done(void);
-/* Flushes stdio and ends the process with HWTAG_LEAK_EXITCODE. */
-__attribute__((noreturn)) void hwt_leak_exit(void);
+/* Checks now; when something leaked, flushes stdio and ends the process with
+ * HWTAG_LEAK_EXITCODE (unless it is 0). */
+void hwt_leak_check_fatal(void);
 
 /* The object ptr points to is never reported, and what it points to is reachable. */
 bool hwt_leak_ignore(const void *ptr);
