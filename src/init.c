@@ -13,6 +13,7 @@
 #include "altstack.h"
 #include "busy.h"
 #include "leak.h"
+#include "libc.h"
 #include "leak_world.h"
 #include "fault.h"
 #include "fmt.h"
@@ -184,6 +185,7 @@ static void init_late(void)
     if (__atomic_exchange_n(&late_done, 1, __ATOMIC_ACQ_REL))
         return;
     hwt_unwind_init();
+    hwt_libc_resolve_all(); /* before a fault handler may need the string routines */
     hwt_fault_install();
     hwt_leak_world_note_start();
     if (hwt_opts.verbose == HWT_ON) {

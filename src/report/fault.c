@@ -10,6 +10,7 @@
 
 #include "altstack.h"
 #include "arch/mte.h"
+#include "call_access.h"
 #include "callback.h"
 #include "chain.h"
 #include "context.h"
@@ -74,7 +75,18 @@ static void finish(struct hwt_report *r)
     report_end();
 }
 
-static void tag_fault(siginfo_t *info, void *ucontext)
+/* The checked string routines' own frames (src/libcall.c): the program called memcpy, and
+ * the trace goes from the C library's memcpy straight to the program's call. */
+static void drop_wrapper_frames(struct hwt_report *r)
+{
+    unsigned kept = 0;
+    for (unsigned i = 0; i < r->stack_len; i++)
+        if (i == 0 || !hwt_libc_in_wrapper(r->stack[i]))
+            r->stack[kept++] = r->stack[i];
+    r->stack_len = kept;
+}
+
+static void tag_fault(siginfo_t *info, void *ucontext, const struct hwt_libc_call *call)
 {
     struct hwt_report *r = &report;
 
@@ -90,6 +102,7 @@ static void tag_fault(siginfo_t *info, void *ucontext)
     r->comm = hwt_sink_comm();
     hwt_context_describe(r, ucontext);
     r->stack_len = hwt_unwind_signal(ucontext, r->stack, HWT_STACK_MAX_FRAMES);
+    drop_wrapper_frames(r);
     if (r->asynchronous) {
         r->bug = HWTAG_BUG_INVALID_ACCESS;
     } else {
@@ -97,6 +110,7 @@ static void tag_fault(siginfo_t *info, void *ucontext)
         r->addr = hwt_context_fault_addr(info, ucontext);
         r->pointer_tag = mte_ptr_tag((const void *)r->addr);
         r->memory_tag = mte_load_tag(mte_untag(info->si_addr));
+        hwt_call_access_describe(r, call);
         hwt_infer_bug(r);
     }
     finish(r);
@@ -166,10 +180,12 @@ static void stray_fault_notice(const siginfo_t *info)
 static void handler(int sig, siginfo_t *info, void *ucontext)
 {
     int saved_errno = errno;
+    /* before anything here calls a checked routine's record away */
+    struct hwt_libc_call call = hwt_libc_call;
 
     mte_tco_set();
     if (sig == SIGSEGV && (info->si_code == SEGV_MTESERR || info->si_code == SEGV_MTEAERR)) {
-        tag_fault(info, ucontext);
+        tag_fault(info, ucontext, &call);
     } else {
         if (sig == SIGSEGV && info->si_code > 0 && hwt_chain_default_action())
             stray_fault_notice(info);

@@ -123,10 +123,54 @@ static void inlined(struct hwt_buf *b, const struct frame *f)
     }
 }
 
-/* The frame the header and the summary name: the first one with a name. A faulting pc in
- * an unnamed function (libc's memcpy implementations) is named after the symbol its caller
- * called (*via_got); *called_by is then the caller's index (1), or the index of the first
- * named frame when the header had to skip frames, else -1. */
+/* The file name of a module path. */
+static const char *base_name(const char *path)
+{
+    const char *slash = strrchr(path, '/');
+    return slash != NULL ? slash + 1 : path;
+}
+
+static bool starts_with(const char *s, const char *prefix)
+{
+    return strncmp(s, prefix, strlen(prefix)) == 0;
+}
+
+/* A string or memory routine's name: mem*, str*, stp*, wcs*, wmem*, b* and their glibc
+ * implementations (__memcpy_generic, __strcpy_chk, __GI_memset). */
+static bool string_routine(const char *name)
+{
+    static const char *const prefixes[] = {"mem",       "str",   "stp",   "wcs",  "wcp",
+                                           "wmem",      "bcopy", "bzero", "bcmp", "explicit_bzero",
+                                           "rawmemchr", "index", "rindex"};
+    if (starts_with(name, "__GI_"))
+        name += 5;
+    while (*name == '_')
+        name++;
+    for (unsigned i = 0; i < sizeof(prefixes) / sizeof(prefixes[0]); i++)
+        if (starts_with(name, prefixes[i]))
+            return true;
+    return false;
+}
+
+/* A frame the header passes over for its caller, as the kernel's checked memcpy reports in
+ * the caller: the C library's string and memory routines (and its code without a symbol,
+ * its local implementations of them when no debug file names them), and the C++ library. */
+static bool library_routine(const struct frame *f)
+{
+    if (!f->known || f->sym.module == NULL)
+        return false;
+    const char *module = base_name(f->sym.module);
+    if (starts_with(module, "libstdc++.so"))
+        return true;
+    if (!starts_with(module, "libc.so"))
+        return false;
+    return f->sym.function == NULL || string_routine(f->sym.function);
+}
+
+/* The frame the header and the summary name: the first one outside the library routines
+ * above, and with a name. A faulting pc in an unnamed function is named after the symbol
+ * its caller called (*via_got). *called_by: the index of the frame named when it is not
+ * the faulting pc's own (1 for a callee named via the GOT), else -1. */
 static unsigned header_frame(const struct hwt_report *r, struct frame *f, int *called_by,
                              bool *via_got)
 {
@@ -135,6 +179,20 @@ static unsigned header_frame(const struct hwt_report *r, struct frame *f, int *c
     *called_by = -1;
     *via_got = false;
     describe(pc0, r->access == HWTAG_ACCESS_FREE, r->symbolize, f);
+    if (library_routine(f)) {
+        for (unsigned i = 1; i < r->stack_len; i++) {
+            struct frame g;
+            describe(r->stack[i], true, r->symbolize, &g);
+            if (library_routine(&g))
+                continue;
+            if (!g.known)
+                break;
+            *f = g;
+            *called_by = (int)i;
+            return i;
+        }
+        describe(pc0, r->access == HWTAG_ACCESS_FREE, r->symbolize, f);
+    }
     if (!f->known || f->sym.function != NULL)
         return 0;
     if (r->stack_len > 1 && hwt_symtab_callee(pc0, r->stack[1], &f->sym)) {
@@ -219,10 +277,28 @@ void hwt_frame_list(struct hwt_buf *b, const struct hwt_report *r, const uintptr
         frame_line(b, r, pcs, i, n, first);
 }
 
+/* The name of the routine the faulting pc is in, for "The access is inside NAME": the
+ * checked routine called, its symbol, or the symbol its caller called; NULL if none. */
+static const char *inside_name(const struct hwt_report *r, struct hwt_symbol *sym)
+{
+    uintptr_t pc0 = r->stack_len > 0 ? r->stack[0] : (r->have_regs ? r->pc : 0);
+
+    if (r->call_name != NULL)
+        return r->call_name;
+    if (!symbolize(pc0, sym))
+        return NULL;
+    if (sym->function != NULL)
+        return sym->function;
+    if (r->stack_len > 1 && hwt_symtab_callee(pc0, r->stack[1], sym))
+        return sym->function;
+    return NULL;
+}
+
 /* After the access line, when the header had to name a frame the pc is not in itself. */
 void hwt_frame_called_from(struct hwt_buf *b, const struct hwt_report *r)
 {
     struct frame f, c;
+    struct hwt_symbol inside;
     int called_by;
     bool via_got;
 
@@ -230,8 +306,9 @@ void hwt_frame_called_from(struct hwt_buf *b, const struct hwt_report *r)
     if (called_by < 0)
         return;
     describe(r->stack[called_by], true, r->symbolize, &c);
-    if (via_got)
-        hwt_fmt_printf(b, "The access is inside %s, called from ", f.sym.function);
+    const char *name = inside_name(r, &inside);
+    if (name != NULL)
+        hwt_fmt_printf(b, "The access is inside %s, called from ", name);
     else
         hwt_fmt_printf(b, "The access is inside code without a symbol, called from ");
     location(b, c.pc, &c.sym, c.known);

@@ -109,6 +109,7 @@ static void access_line(struct hwt_buf *b, const struct hwt_report *r)
         return;
     }
 
+    uintptr_t addr = r->call_name != NULL ? r->call_addr : r->addr;
     if (r->access == HWTAG_ACCESS_FREE)
         hwt_fmt_printf(b, "Free of addr");
     else if (r->access_size != 0)
@@ -116,11 +117,18 @@ static void access_line(struct hwt_buf *b, const struct hwt_report *r)
                        r->access == HWTAG_ACCESS_WRITE ? "Write" : "Read", r->access_size);
     else
         hwt_fmt_printf(b, "%s at addr", r->access == HWTAG_ACCESS_WRITE ? "Write" : "Read");
-    hwt_fmt_printf(b, " %016lx by task %s/%d", (unsigned long)r->addr, comm, r->tid);
+    hwt_fmt_printf(b, " %016lx by task %s/%d", (unsigned long)addr, comm, r->tid);
     thread_name(b, r, r->tid);
     hwt_fmt_printf(b, "\n");
     hwt_fmt_printf(b, "Pointer tag: [%02x], memory tag: [%02x]\n", r->pointer_tag, r->memory_tag);
     hwt_frame_called_from(b, r);
+    if (r->call_name != NULL) {
+        uintptr_t start = mte_untag((const void *)r->call_addr);
+        hwt_fmt_printf(b, "The %s call %s [%lx, %lx); its first bad byte is at %016lx\n",
+                       r->call_name, r->access == HWTAG_ACCESS_WRITE ? "writes" : "reads",
+                       (unsigned long)start, (unsigned long)(start + r->call_size),
+                       (unsigned long)r->addr);
+    }
 }
 
 static void object_section(struct hwt_buf *b, const struct hwt_report *r)

@@ -38,6 +38,11 @@ struct hwt_report {
     unsigned pointer_tag, memory_tag;
     int tid;
     const char *comm;
+    /* the fault is inside a checked C library routine (src/libcall.c): the access is the
+     * call's range [call_addr, call_addr + call_size) (tagged), addr its first bad byte */
+    const char *call_name;
+    uintptr_t call_addr;
+    size_t call_size;
     bool symbolize; /* ask the external symbolizer for lines (fault.c: HWTAG_SYMBOLIZE) */
     uintptr_t stack[HWT_STACK_MAX_FRAMES]; /* access stack, stack[0] = faulting pc */
     unsigned stack_len;

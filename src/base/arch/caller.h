@@ -24,9 +24,18 @@ static inline __attribute__((always_inline)) void hwt_arch_entry_caller(uintptr_
     __asm__("mov %0, x30" : "=r"(*pc));
     __asm__("mov %0, x29" : "=r"(*fp));
 }
+/* The return address alone, for a frameless function (__builtin_return_address would make
+ * gcc set up a frame). */
+static inline __attribute__((always_inline)) uintptr_t hwt_arch_entry_return(void)
+{
+    uintptr_t pc;
+    __asm__("mov %0, x30" : "=r"(pc));
+    return pc;
+}
 #else
 #define HWT_ARCH_HAVE_FRAMELESS 0
 #define HWT_ARCH_FRAMELESS __attribute__((noinline))
+#define hwt_arch_entry_return() ((uintptr_t)__builtin_return_address(0))
 #endif
 
 #endif
