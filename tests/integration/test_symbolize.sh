@@ -156,6 +156,31 @@ HWTAG_SYMBOLIZE=off run "$work/parser" 2>"$work/parser-saved.txt"
 filter_check "C++" "$work/parser.txt" "$work/parser-saved.txt" "$work/parser-filtered.txt"
 HWTAG_SYMBOLIZE=off run "$work/stripped" 2>"$work/stripped-saved.txt"
 filter_check stripped "$work/stripped.txt" "$work/stripped-saved.txt" "$work/stripped-filtered.txt"
+# three reports in one run: a fault (its first frame is the pc), then an
+# overflow found at free and a double free (calls: every frame is a return
+# address, and only the double free says "Free of addr")
+cat >"$work/twice.c" <<'C'
+#include <stdlib.h>
+__attribute__((noinline)) void overflow(volatile char *p) { p[48] = 1; }
+__attribute__((noinline)) void release(char *p) { free(p); }
+int main(void)
+{
+    char *p = malloc(40), *q = malloc(40);
+    overflow(p);
+    ((volatile char *)q)[44] = 1;
+    release(q);
+    release(p);
+    release(p);
+    return 0;
+}
+C
+$cc -g -O1 "$work/twice.c" -o "$work/twice"
+run --fault report "$work/twice" 2>"$work/twice.txt"
+HWTAG_SYMBOLIZE=off run --fault report "$work/twice" 2>"$work/twice-saved.txt"
+check "three reports: a fault" "$work/twice.txt" '^BUG: KASAN: slab-out-of-bounds in overflow\+0x'
+check "three reports: a double free" "$work/twice.txt" '^BUG: KASAN: double-free in release\+0x'
+check "three reports: an overflow found at free" "$work/twice.txt" '^BUG: KASAN: slab-out-of-bounds in release\+0x'
+filter_check "three reports" "$work/twice.txt" "$work/twice-saved.txt" "$work/twice-filtered.txt"
 # with a sysroot: the report names /opt/app/..., which exists only under DIR
 mkdir -p "$work/root/opt/app"
 cp "$work/host" "$work/plugin.so" "$work/root/opt/app/"
