@@ -156,6 +156,30 @@ HWTAG_SYMBOLIZE=off run "$work/parser" 2>"$work/parser-saved.txt"
 filter_check "C++" "$work/parser.txt" "$work/parser-saved.txt" "$work/parser-filtered.txt"
 HWTAG_SYMBOLIZE=off run "$work/stripped" 2>"$work/stripped-saved.txt"
 filter_check stripped "$work/stripped.txt" "$work/stripped-saved.txt" "$work/stripped-filtered.txt"
+# glibc's local names offline: a report from a machine without libc6-dbg
+# (its libc frames "libc.so.6+0xOFF") gets them from the debug file here
+if grep -q '^ __libc_start_call_main+0x' "$work/plugin.txt"; then
+    sed 's/^ __libc_start_call_main+0x[0-9a-f]*\/0x[0-9a-f]* (libc\.so\.6+0x\([0-9a-f]*\))$/ libc.so.6+0x\1/' \
+        "$work/saved.txt" >"$work/nodebug.txt"
+    check "a report without libc's local names" "$work/nodebug.txt" '^ libc\.so\.6\+0x[0-9a-f]+$'
+    "$launcher" symbolize <"$work/nodebug.txt" >"$work/nodebug-filtered.txt"
+    check "filter names glibc's local function from its debug file" "$work/nodebug-filtered.txt" \
+        '^ libc\.so\.6\+0x[0-9a-f]+ __libc_start_call_main [^ ]*libc_start_call_main\.h:[0-9]+'
+fi
+# addr2line: one process per module, the text of the library using it
+if command -v aarch64-linux-gnu-addr2line >/dev/null; then
+    HWTAG_SYMBOLIZER=aarch64-linux-gnu-addr2line run "$work/host" "$work/plugin.so" 2>"$work/a2l.txt"
+    t0=$(date +%s%N)
+    "$launcher" symbolize --symbolizer aarch64-linux-gnu-addr2line <"$work/saved.txt" >"$work/a2l-filtered.txt"
+    t1=$(date +%s%N)
+    if diff <(frames_of "$work/a2l.txt") <(frames_of "$work/a2l-filtered.txt") >"$work/diff.txt"; then
+        echo "PASS: symbolize: addr2line filter equals the live report's frames ($(((t1 - t0) / 1000000)) ms)"
+        passed=$((passed + 1))
+    else
+        echo "FAIL: symbolize: addr2line filter differs from the live report:"; cat "$work/diff.txt"
+        failed=$((failed + 1))
+    fi
+fi
 # three reports in one run: a fault (its first frame is the pc), then an
 # overflow found at free and a double free (calls: every frame is a return
 # address, and only the double free says "Free of addr")
