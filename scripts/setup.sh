@@ -8,7 +8,7 @@ set -euo pipefail
 host_pkgs=(cmake gcc g++ make pkg-config qemu-user gcc-aarch64-linux-gnu g++-aarch64-linux-gnu
     libcmocka-dev clang-format gnuplot-nox lld clang llvm binutils-aarch64-linux-gnu file strace
     valgrind)
-arm64_pkgs=(libc6:arm64 libc6-dev:arm64 libcmocka0:arm64 libcmocka-dev:arm64
+arm64_pkgs=(libc6:arm64 libc6-dev:arm64 libc6-dbg:arm64 libcmocka0:arm64 libcmocka-dev:arm64
     libunwind8:arm64 libunwind-dev:arm64 libgcc-s1:arm64 libstdc++6:arm64
     libexpat1:arm64 zlib1g:arm64 libffi8:arm64 libssl3:arm64 libsqlite3-0:arm64
     libreadline8:arm64 libncursesw6:arm64 libtinfo6:arm64 libbz2-1.0:arm64

@@ -107,6 +107,22 @@ bool hwt_elfimg_lookup(const uint8_t *img, size_t size, uint32_t type, uint64_t 
     return out->function != NULL;
 }
 
+/* Whether the image has a section of type with contents (a debug file's .symtab does; its
+ * copies of the loaded sections are SHT_NOBITS). */
+bool hwt_elfimg_has_section(const uint8_t *img, size_t size, uint32_t type)
+{
+    const Elf64_Ehdr *eh = (const Elf64_Ehdr *)img;
+
+    for (unsigned i = 0; i < eh->e_shnum; i++) {
+        const Elf64_Shdr *sh = elf_section(img, size, i);
+        if (!sh)
+            return false;
+        if (sh->sh_type == type && sh->sh_size > 0)
+            return true;
+    }
+    return false;
+}
+
 /* The NT_GNU_BUILD_ID note of the file image. */
 void hwt_elfimg_build_id(const uint8_t *img, size_t size, struct hwt_symbol *out)
 {

@@ -14,6 +14,7 @@ const Elf64_Ehdr *hwt_elfimg_header(const uint8_t *img, size_t size);
 uintptr_t hwt_elfimg_bias(const uint8_t *img, size_t size, uintptr_t start, uint64_t offset);
 bool hwt_elfimg_lookup(const uint8_t *img, size_t size, uint32_t type, uint64_t vaddr,
                        struct hwt_symbol *out);
+bool hwt_elfimg_has_section(const uint8_t *img, size_t size, uint32_t type);
 void hwt_elfimg_build_id(const uint8_t *img, size_t size, struct hwt_symbol *out);
 const char *hwt_elfimg_got_symbol(const uint8_t *img, size_t size, uintptr_t bias,
                                   uintptr_t target);

@@ -44,6 +44,7 @@ static struct {
     bool active;            /* between begin and end */
     bool failed;            /* no more lookups in this report */
     bool resolved;          /* path looked up */
+    bool missing;           /* looked up and not found */
     bool addr2line;         /* addr2line protocol */
     int sock;               /* our end, -1 when no process */
     long pid;               /* the process, 0 when none */
@@ -278,11 +279,17 @@ void hwt_symbolizer_begin(void)
      * Frames keep the names read from the modules' own ELF files. */
     st.failed = hwt_opts.symbolize != HWT_ON || hwt_os_secure();
     st.resolved = false;
+    st.missing = false;
     st.bad_module = NULL;
     st.pool_used = 0;
     st.nr_lines = 0;
     st.nr_cache = 0;
     st.deadline_ms = 0;
+}
+
+bool hwt_symbolizer_missing(void)
+{
+    return st.missing;
 }
 
 void hwt_symbolizer_end(void)
@@ -315,6 +322,7 @@ static unsigned query(const char *module, uintptr_t offset, unsigned *first)
         st.resolved = true;
         if (!resolve()) {
             st.failed = true;
+            st.missing = true;
             return 0;
         }
         st.deadline_ms = now_ms() + HWT_SYMBOLIZER_DEADLINE_MS;

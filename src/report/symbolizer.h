@@ -30,6 +30,9 @@ void hwt_symbolizer_begin(void);
 unsigned hwt_symbolizer_lookup(const char *module, uintptr_t offset,
                                struct hwt_symbolizer_line *out, unsigned max);
 
+/* Whether this session wanted a symbolizer and found none on PATH. signal-safe */
+bool hwt_symbolizer_missing(void);
+
 /* Ends the session: closes the socket and reaps the process (killed if it lingers). */
 void hwt_symbolizer_end(void);
 

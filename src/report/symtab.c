@@ -30,7 +30,15 @@ struct sym_module {
     const uint8_t *image; /* the whole ELF file, PROT_READ; NULL until mapped (atomic) */
     size_t image_size;    /* bytes mapped, valid once image is set */
     int image_failed;     /* opening or validating failed; not retried (atomic) */
+    int debug_state;      /* DEBUG_*: the module's own .symtab or its debug file (atomic) */
+    const uint8_t *debug; /* the debug file's image when DEBUG_FILE (atomic) */
+    size_t debug_size;    /* valid once debug is set */
 };
+
+/* Where a module's local names come from. Decided once per module; racers decide alike. */
+enum { DEBUG_UNKNOWN, DEBUG_OWN, DEBUG_FILE, DEBUG_NONE };
+#define DEBUG_DIR "/usr/lib/debug/.build-id/"
+#define DEBUG_PATH_CAP 192u
 
 /* An executable mapping; module -1 for anonymous memory (JIT), so that it does not trigger a
  * rescan each time. Appended under scan_busy and published by nr_ranges (release). */
@@ -170,6 +178,62 @@ static const uint8_t *module_image(struct sym_module *mod, size_t *size)
     return img;
 }
 
+/* DEBUG_DIR "xx/yyyy.debug" for the build id; false when it has none or is too long. */
+static bool debug_path(const struct hwt_symbol *sym, char *out, size_t cap)
+{
+    static const char hex[] = "0123456789abcdef";
+    size_t len = sizeof(DEBUG_DIR) - 1;
+
+    if (sym->build_id == NULL || sym->build_id_len < 2 ||
+        len + 2 * sym->build_id_len + sizeof("/.debug") > cap)
+        return false;
+    memcpy(out, DEBUG_DIR, len);
+    for (unsigned i = 0; i < sym->build_id_len; i++) {
+        out[len++] = hex[sym->build_id[i] >> 4];
+        out[len++] = hex[sym->build_id[i] & 0xf];
+        if (i == 0)
+            out[len++] = '/';
+    }
+    memcpy(out + len, ".debug", sizeof(".debug"));
+    return true;
+}
+
+/* The module's debug file (mapped on first use, as module_image does), or NULL when the
+ * module has a .symtab of its own (*own) or no debug file. sym holds the build id. */
+static const uint8_t *module_debug(struct sym_module *mod, const uint8_t *img, size_t size,
+                                   const struct hwt_symbol *sym, size_t *debug_size, bool *own)
+{
+    int state = __atomic_load_n(&mod->debug_state, __ATOMIC_ACQUIRE);
+    char path[DEBUG_PATH_CAP];
+    const uint8_t *dbg = NULL, *expected = NULL;
+    size_t len = 0;
+
+    if (state == DEBUG_UNKNOWN) {
+        state = DEBUG_NONE;
+        if (mod->mem_start || hwt_elfimg_has_section(img, size, SHT_SYMTAB)) {
+            state = DEBUG_OWN; /* the vDSO counts as its own: there is nothing to install */
+        } else if (debug_path(sym, path, sizeof(path)) &&
+                   (dbg = hwt_os_map_file(path, &len)) != NULL) {
+            if (hwt_elfimg_header(dbg, len) && hwt_elfimg_has_section(dbg, len, SHT_SYMTAB)) {
+                mod->debug_size = len; /* the same value from every racer */
+                if (!__atomic_compare_exchange_n(&mod->debug, &expected, dbg, false,
+                                                 __ATOMIC_RELEASE, __ATOMIC_ACQUIRE))
+                    hwt_os_unmap((void *)dbg, len);
+                state = DEBUG_FILE;
+            } else {
+                hwt_os_unmap((void *)dbg, len);
+            }
+        }
+        __atomic_store_n(&mod->debug_state, state, __ATOMIC_RELEASE);
+    }
+    *own = state == DEBUG_OWN;
+    if (state != DEBUG_FILE)
+        return NULL;
+    dbg = __atomic_load_n(&mod->debug, __ATOMIC_ACQUIRE);
+    *debug_size = mod->debug_size;
+    return dbg;
+}
+
 /* The module image and load bias of a mapped pc. */
 static bool module_at(uintptr_t pc, int *module, const uint8_t **img, size_t *size, uintptr_t *bias)
 {
@@ -230,9 +294,18 @@ bool hwt_symtab_lookup(uintptr_t pc, struct hwt_symbol *out)
     if (img)
         bias = hwt_elfimg_bias(img, size, r->start, r->offset);
     out->module_offset = pc - bias;
-    if (img)
-        hwt_elfimg_build_id(img, size, out);
-    if (img && !hwt_elfimg_lookup(img, size, SHT_SYMTAB, pc - bias, out))
-        hwt_elfimg_lookup(img, size, SHT_DYNSYM, pc - bias, out);
+    if (!img)
+        return true;
+    hwt_elfimg_build_id(img, size, out);
+    size_t debug_size = 0;
+    bool own = false;
+    const uint8_t *dbg = module_debug(mod, img, size, out, &debug_size, &own);
+    out->debug_found = own || dbg != NULL;
+    if (own) {
+        if (!hwt_elfimg_lookup(img, size, SHT_SYMTAB, pc - bias, out))
+            hwt_elfimg_lookup(img, size, SHT_DYNSYM, pc - bias, out);
+    } else if (!hwt_elfimg_lookup(img, size, SHT_DYNSYM, pc - bias, out) && dbg != NULL) {
+        out->local = hwt_elfimg_lookup(dbg, debug_size, SHT_SYMTAB, pc - bias, out);
+    }
     return true;
 }

@@ -16,11 +16,16 @@ struct hwt_symbol {
     uintptr_t module_offset; /* pc - module load bias: the link-time address addr2line takes */
     const uint8_t *build_id; /* the module's NT_GNU_BUILD_ID bytes, NULL when it has none */
     unsigned build_id_len;
+    bool local;       /* function was named by the module's debug file (a local symbol) */
+    bool debug_found; /* the module has a .symtab of its own or a debug file was read */
 };
 
-/* Fills *out for pc. Modules are found by scanning /proc/self/maps when pc is in none seen
- * so far; there is no scan at start-up, whose tables (12 KiB of .bss touched) only reports
- * need. Returns false when pc is in no file-backed executable mapping. signal-safe */
+/* Fills *out for pc. A module without a .symtab of its own (libc.so.6) has its local
+ * functions named from its debug file, /usr/lib/debug/.build-id/xx/yyyy.debug (Debian's
+ * -dbg packages), when installed; exported names from .dynsym come first. Modules are found by
+ * scanning /proc/self/maps when pc is in none seen so far; there is no scan at start-up, whose
+ * tables (12 KiB of .bss touched) only reports need. Returns false when pc is in no file-backed
+ * executable mapping. signal-safe */
 bool hwt_symtab_lookup(uintptr_t pc, struct hwt_symbol *out);
 
 /* For a pc in a function without a symbol (a libc implementation behind an IFUNC, say

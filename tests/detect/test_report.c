@@ -485,8 +485,8 @@ static void test_registers_and_summary(void **state)
     size_t len = (size_t)snprintf(
         want, sizeof(want), "SUMMARY: KASAN: slab-out-of-bounds in overflow_told+0x%lx/0x", off);
     assert_memory_equal(summary, want, len);
-    /* "(<module>+0x<offset>)", then the closing rule on the next line */
-    snprintf(want, sizeof(want), "/detect_test_report+0x%lx)\n" RULE "\n",
+    /* "(<module file name>+0x<offset>)", then the closing rule on the next line */
+    snprintf(want, sizeof(want), " (detect_test_report+0x%lx)\n" RULE "\n",
              (unsigned long)(pc - (uintptr_t)dl.dli_fbase));
     const char *tail = strstr(summary, want);
     if (tail == NULL || tail > strchr(summary, '\n'))

@@ -136,6 +136,39 @@ static void expect_in(const char *text, const char *what, const char *all)
         fail_msg("missing \"%s\" in section:\n%s\n--- report:\n%s", what, text, all);
 }
 
+/* The line holding start has, after start, a "+0x../0x.." token, then what (a file), then
+ * " (detect_test_symbolize+0x" with the module's file name only, and no name twice. */
+static void expect_frame_line(const char *out, const char *start, const char *what)
+{
+    char line[512], name[128];
+    const char *s = strstr(out, start);
+    if (s == NULL)
+        fail_msg("missing \"%s\" in:\n%s", start, out);
+    s += *s == '\n';
+    size_t n = strcspn(s, "\n");
+    assert_true(n < sizeof(line));
+    memcpy(line, s, n);
+    line[n] = '\0';
+    const char *fn = strrchr(start, ' ') != NULL ? strrchr(start, ' ') + 1 : start;
+    size_t fn_len = strcspn(fn, "+");
+    snprintf(name, sizeof(name), " %.*s ", (int)fn_len, fn);
+    if (strstr(line, what) == NULL || strstr(line, " (detect_test_symbolize+0x") == NULL ||
+        strstr(line, "(/") != NULL || strstr(line, name) != NULL)
+        fail_msg("frame line not compact (want %s ... %s ... (module+0x..)): %s\n%s", start, what,
+                 line, out);
+}
+
+/* No line of the report is longer than a terminal's wide window. */
+static void expect_short_lines(const char *out)
+{
+    for (const char *s = out; *s != '\0';) {
+        size_t n = strcspn(s, "\n");
+        if (n > 160)
+            fail_msg("a line of %zu characters: %.*s", n, (int)n, s);
+        s += n + (s[n] != '\0');
+    }
+}
+
 static void test_lines_and_inlined_frames_in_three_stacks(void **state)
 {
     char sec[4096], want[128];
@@ -145,41 +178,91 @@ static void test_lines_and_inlined_frames_in_three_stacks(void **state)
     run_report(write_after_free, NULL);
     const char *out = result.output;
 
+    /* inlined calls first, indented, then the physical frame: symbol+off/size, its line,
+     * (module+offset); the name is not repeated */
     section(out, "Call trace:", sec, sizeof(sec));
-    snprintf(want, sizeof(want), " store_byte /");
+    snprintf(want, sizeof(want), "\n   store_byte /");
     expect_in(sec, want, out);
     snprintf(want, sizeof(want), FILE_NAME "%u:", store_line);
     expect_in(sec, want, out);
     expect_in(sec, " [inline]\n write_after_free+0x", out);
-    expect_in(sec, ") write_after_free /", out);
+    expect_frame_line(out, "\n write_after_free+0x", FILE_NAME);
 
     section(out, "Allocated by task", sec, sizeof(sec));
-    snprintf(want, sizeof(want), " make_buffer /");
+    snprintf(want, sizeof(want), "\n   make_buffer /");
     expect_in(sec, want, out);
     snprintf(want, sizeof(want), FILE_NAME "%u:", alloc_line);
     expect_in(sec, want, out);
     expect_in(sec, " [inline]\n allocator_frame+0x", out);
+    expect_frame_line(out, "\n allocator_frame+0x", FILE_NAME);
 
     section(out, "Freed by task", sec, sizeof(sec));
     snprintf(want, sizeof(want), FILE_NAME "%u:", free_line);
     expect_in(sec, want, out);
-    expect_in(sec, " drop_buffer /", out);
+    expect_in(sec, "\n   drop_buffer /", out);
     expect_in(sec, " [inline]\n free_frame+0x", out);
+    expect_frame_line(out, "\n free_frame+0x", FILE_NAME);
 
-    /* the header keeps the kernel's token; SUMMARY adds the innermost line */
+    /* the header keeps the kernel's token; SUMMARY adds the innermost name and line */
     expect_text(&result, "BUG: KASAN: slab-use-after-free in write_after_free+0x");
-    snprintf(want, sizeof(want), " store_byte /");
     section(out, "SUMMARY: KASAN:", sec, sizeof(sec));
     expect_in(sec, "SUMMARY: KASAN: slab-use-after-free in write_after_free+0x", out);
-    expect_in(sec, want, out);
+    expect_in(sec, " store_byte /", out);
     snprintf(want, sizeof(want), FILE_NAME "%u:", store_line);
     expect_in(sec, want, out);
-    expect_in(sec, "/detect_test_symbolize+0x", out);
+    expect_in(sec, " (detect_test_symbolize+0x", out);
 
-    /* each module once, with its build id */
+    /* each module once, with its build id: the only place its full path is printed */
     section(out, "Modules:", sec, sizeof(sec));
     expect_in(sec, "/detect_test_symbolize (BuildId: ", out);
-    assert_int_equal(count_text(out, "/detect_test_symbolize (BuildId: "), 1);
+    assert_int_equal(count_text(out, "/detect_test_symbolize"), 1);
+    expect_short_lines(out);
+}
+
+/* The inlined callee of an -O2 build with the test run from the source tree: its file is
+ * printed relative to the working directory. */
+static void from_source_dir(void *arg)
+{
+    if (chdir(HWT_SOURCE_DIR) != 0)
+        _exit(91);
+    write_after_free(arg);
+}
+
+static void test_paths_relative_to_working_directory(void **state)
+{
+    (void)state;
+    if (!have_symbolizer())
+        skip();
+    run_report(from_source_dir, NULL);
+    expect_frame_line(result.output, "\n write_after_free+0x", " tests/detect/" FILE_NAME);
+    expect_text(&result, "\n   store_byte tests/detect/" FILE_NAME);
+    expect_no_text(&result, HWT_SOURCE_DIR "/tests/detect/" FILE_NAME);
+}
+
+/* glibc's local functions (__libc_start_call_main calls main) are named from libc's debug
+ * file when one is installed (Debian's libc6-dbg); otherwise one note says to install it. */
+static void test_libc_local_names_or_note(void **state)
+{
+    char path[128];
+    (void)state;
+    run_report(symbolize_off, NULL);
+    const char *libc = strstr(result.output, "/libc.so.6 (BuildId: ");
+    assert_non_null(libc);
+    const char *id = libc + strlen("/libc.so.6 (BuildId: ");
+    size_t len = strspn(id, "0123456789abcdef");
+    assert_true(len > 2 && len < 64);
+    snprintf(path, sizeof(path), "/usr/lib/debug/.build-id/%.2s/%.*s.debug", id, (int)len - 2,
+             id + 2);
+    if (access(path, R_OK) == 0) {
+        expect_text(&result, "\n __libc_start_call_main+0x");
+        expect_text(&result, " (libc.so.6+0x");
+        expect_no_text(&result, "libc.so.6; install libc6-dbg");
+    } else {
+        expect_text(&result, "\n libc.so.6+0x");
+        expect_text(&result, "libc.so.6; install libc6-dbg for its local names and lines\n");
+    }
+    expect_no_text(&result, "\n 0x");
+    assert_true(count_text(result.output, "\nNote: ") <= 1);
 }
 
 static void test_memcpy_overflow_names_its_caller(void **state)
@@ -192,7 +275,7 @@ static void test_memcpy_overflow_names_its_caller(void **state)
     expect_text(&result, "SUMMARY: KASAN: slab-out-of-bounds in copy_past_end+0x");
     expect_no_text(&result, "BUG: KASAN: slab-out-of-bounds in /");
     if (have_symbolizer())
-        expect_text(&result, ") copy_past_end /");
+        expect_frame_line(result.output, "called from copy_past_end+0x", FILE_NAME);
 }
 
 static void test_thread_names(void **state)
@@ -232,6 +315,9 @@ static void test_missing_symbolizer(void **state)
     (void)state;
     run_report(with_symbolizer, "/nonexistent/llvm-symbolizer");
     expect_plain_report();
+    /* one note says what to install, once per report */
+    expect_text(&result, "\nNote: no symbolizer found");
+    assert_int_equal(count_text(result.output, "\nNote: "), 1);
 }
 
 static void test_hanging_symbolizer(void **state)
@@ -265,6 +351,8 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_lines_and_inlined_frames_in_three_stacks),
+        cmocka_unit_test(test_paths_relative_to_working_directory),
+        cmocka_unit_test(test_libc_local_names_or_note),
         cmocka_unit_test(test_memcpy_overflow_names_its_caller),
         cmocka_unit_test(test_thread_names),
         cmocka_unit_test(test_symbolize_off),

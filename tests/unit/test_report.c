@@ -102,7 +102,15 @@ static const char *find_prefix(const char *s, const char *prefix)
             fail_msg("unexpected line \"%s\" in:\n%s", (prefix), (s));                             \
     } while (0)
 
-/* The expected location text of pc, as the report must print it. */
+/* The file name of a module path. */
+static const char *base_name(const char *path)
+{
+    const char *slash = strrchr(path, '/');
+    return slash != NULL ? slash + 1 : path;
+}
+
+/* The expected location text of pc, as the report must print it: the module by its file
+ * name only (its path is in Modules). */
 static void expected_location(uintptr_t pc, char *out, size_t cap, bool with_module)
 {
     struct hwt_symbol sym = {0};
@@ -112,10 +120,10 @@ static void expected_location(uintptr_t pc, char *out, size_t cap, bool with_mod
         int n = snprintf(out, cap, "%s+0x%lx/0x%lx", sym.function,
                          (unsigned long)sym.function_offset, (unsigned long)sym.function_size);
         if (with_module && sym.module != NULL)
-            snprintf(out + n, cap - (size_t)n, " (%s+0x%lx)", sym.module,
+            snprintf(out + n, cap - (size_t)n, " (%s+0x%lx)", base_name(sym.module),
                      (unsigned long)sym.module_offset);
     } else if (sym.module != NULL) {
-        snprintf(out, cap, "%s+0x%lx", sym.module, (unsigned long)sym.module_offset);
+        snprintf(out, cap, "%s+0x%lx", base_name(sym.module), (unsigned long)sym.module_offset);
     } else {
         snprintf(out, cap, "0x%lx", (unsigned long)pc);
     }
