@@ -82,15 +82,22 @@ static void tail_bytes(struct hwt_buf *b, const char *what, const uint8_t *bytes
     hwt_fmt_printf(b, "\n");
 }
 
-/* The access line of a tail overwrite: nobody faulted, free or realloc found it. */
+/* The access lines of a tail overwrite. Nobody faulted: free or realloc found bytes past
+ * the end changed, so the address is the first changed byte's and the size is unknown (the
+ * kernel's "Write at addr" form, which syzkaller's parser reads); the frame that freed or
+ * reallocated is where it was detected. */
 static void tail_lines(struct hwt_buf *b, const struct hwt_report *r)
 {
     const char *comm = r->comm != NULL ? r->comm : "?";
     const struct hwt_object *o = &r->object;
-    hwt_fmt_printf(b, "Write past the end of the object found at %s of addr %016lx by task %s/%d\n",
-                   r->tail_at_realloc ? "realloc" : "free", (unsigned long)r->tail_ptr, comm,
-                   r->tid);
+    hwt_fmt_printf(b, "Write at addr %016lx by task %s/%d", (unsigned long)r->addr, comm, r->tid);
+    thread_name(b, r, r->tid);
+    hwt_fmt_printf(b, "\n");
     hwt_fmt_printf(b, "Pointer tag: [%02x], memory tag: [%02x]\n", r->pointer_tag, r->memory_tag);
+    hwt_fmt_printf(b, "The write is of unknown size, detected at %s of addr %016lx by ",
+                   r->tail_at_realloc ? "realloc" : "free", (unsigned long)r->tail_ptr);
+    hwt_frame_top(b, r, false);
+    hwt_fmt_printf(b, "\n");
     hwt_fmt_printf(b,
                    "Bytes %u..%u past the %zu-byte region were written; its last granule's "
                    "%u tail bytes hold a check pattern:\n",
@@ -217,9 +224,19 @@ static void registers(struct hwt_buf *b, const struct hwt_report *r)
                    (unsigned long)r->pc, (unsigned long)r->pstate);
 }
 
+/* An asynchronous fault's frame is where it surfaced, not where the access was: the line
+ * says the location is unknown, so a tool that groups reports by the SUMMARY's location
+ * does not merge every asynchronous report of a program into one bug of the function that
+ * happened to make the next system call. */
 static void summary(struct hwt_buf *b, const struct hwt_report *r)
 {
     hwt_fmt_printf(b, "\nSUMMARY: KASAN: %s in ", hwt_report_bug_name(r->bug));
+    if (r->asynchronous) {
+        hwt_fmt_printf(b, "unknown location (asynchronous fault; surfaced in ");
+        hwt_frame_top(b, r, false);
+        hwt_fmt_printf(b, ")\n");
+        return;
+    }
     hwt_frame_top(b, r, true);
     hwt_fmt_printf(b, "\n");
 }
