@@ -159,6 +159,7 @@ static void fork_child(void)
     hwt_tcache_after_fork_child();
     hwt_action_after_fork_child();
     hwt_leak_world_note_start(); /* the child's only other threads are an emulator's */
+    hwt_thread_after_fork_child();
     if (fork_locked && _IO_list_resetlock != NULL)
         _IO_list_resetlock();
     fork_locked = 0;

@@ -4,6 +4,7 @@
  * noted where it is made; the work is the front end's (alloc_fast.h inline, then alloc.h). */
 #include <errno.h>
 #include <malloc.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -23,7 +24,10 @@
 #include "init.h"
 #include "os.h"
 #include "stats.h"
+#include "task.h"
+#include "thread.h"
 #include "trim.h"
+#include "libc_next.h"
 
 LEAF_ENTRY void *malloc(size_t size)
 {
@@ -269,4 +273,30 @@ EXPORT int sigaction(int sig, const struct sigaction *act, struct sigaction *old
     if (sig == SIGSEGV && hwt_chain_app_sigaction(act, old))
         return 0;
     return hwt_os_sigaction(sig, act, old);
+}
+
+/* Threads: libc's pthread_create, with the new thread's creator, creation stack and names
+ * kept for reports ("Thread T1 "name" created by T0 here:"). An error is libc's. */
+EXPORT int pthread_create(pthread_t *thread, const pthread_attr_t *attr, void *(*start)(void *),
+                          void *arg)
+{
+    hwt_init_ensure();
+    return hwt_thread_create(thread, attr, start, arg, ENTRY_CALLER());
+}
+
+/* A thread's name is kept when it is given, so a report names a thread that is gone. */
+EXPORT int pthread_setname_np(pthread_t thread, const char *name)
+{
+    static int (*libc_setname)(pthread_t, const char *);
+    int (*setname)(pthread_t, const char *) = __atomic_load_n(&libc_setname, __ATOMIC_ACQUIRE);
+    if (setname == NULL) {
+        setname = (int (*)(pthread_t, const char *))hwt_libc_next("pthread_setname_np");
+        if (setname == NULL)
+            return ENOSYS;
+        __atomic_store_n(&libc_setname, setname, __ATOMIC_RELEASE);
+    }
+    int rc = setname(thread, name);
+    if (rc == 0)
+        hwt_task_named((uintptr_t)thread, name);
+    return rc;
 }

@@ -12,6 +12,7 @@
 #include "lookup.h"
 #include "pool.h"
 #include "stackdepot.h"
+#include "task.h"
 
 /* Slots on each side searched for the object a stray pointer's tag belongs to. */
 #define NEIGHBOR_SLOTS 8
@@ -236,6 +237,35 @@ static void gather_tags(struct hwt_report *r, uintptr_t addr)
     }
 }
 
+static bool thread_gathered(const struct hwt_report *r, uint32_t number)
+{
+    for (unsigned i = 0; i < r->nthreads; i++)
+        if (r->threads[i].number == number)
+            return true;
+    return false;
+}
+
+/* Thread tid (task.c's newest record of it) and its creators, up to the main thread or the
+ * report's room. */
+static void gather_threads(struct hwt_report *r, int tid)
+{
+    struct hwt_task t;
+    if (!hwt_task_find_tid(tid, &t))
+        return;
+    while (t.number != 0 && !thread_gathered(r, t.number) && r->nthreads < HWT_REPORT_THREADS) {
+        struct hwt_report_thread *out = &r->threads[r->nthreads++];
+        out->number = t.number;
+        out->parent = t.parent;
+        out->tid = t.tid;
+        out->tid_before_fork = t.tid_before_fork;
+        if (!hwt_task_name(&t, r->comm, out->name, sizeof(out->name)))
+            out->name[0] = '\0';
+        gather_stack(&out->created, t.stack);
+        if (!hwt_task_find_number(t.parent, &t))
+            return;
+    }
+}
+
 void hwt_infer_gather(struct hwt_report *r)
 {
     if (r->have_object) {
@@ -244,4 +274,10 @@ void hwt_infer_gather(struct hwt_report *r)
     }
     if (!r->asynchronous)
         gather_tags(r, mte_untag((const void *)r->addr));
+    r->nthreads = 0;
+    gather_threads(r, r->tid);
+    if (r->alloc_stack.len != 0)
+        gather_threads(r, (int)r->alloc_stack.tid);
+    if (r->free_stack.len != 0)
+        gather_threads(r, (int)r->free_stack.tid);
 }

@@ -20,8 +20,9 @@ bool hwt_infer_pool(struct hwt_report *r);
  * stale pointer to an object freed before. signal-safe */
 void hwt_infer_bad_free(struct hwt_report *r);
 
-/* Fills r's allocation and free stacks from the depot and, for faults with an address,
- * the tag rows around it. Call once the object is known. signal-safe */
+/* Fills r's allocation and free stacks from the depot, for faults with an address the tag
+ * rows around it, and the threads of the stacks with their creators (task.c). Call once
+ * the object is known. signal-safe */
 void hwt_infer_gather(struct hwt_report *r);
 
 #endif

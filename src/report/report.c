@@ -51,7 +51,7 @@ static void rule(struct hwt_buf *b)
     hwt_fmt_printf(b, "%s\n", line);
 }
 
-/* " (thread NAME)" when the thread is alive and has a name of its own. */
+/* " (thread NAME)" when the thread has a name of its own (kept for one that is gone). */
 static void thread_name(struct hwt_buf *b, const struct hwt_report *r, int tid)
 {
     char name[THREAD_NAME_CAP];
@@ -59,9 +59,46 @@ static void thread_name(struct hwt_buf *b, const struct hwt_report *r, int tid)
         hwt_fmt_printf(b, " (thread %s)", name);
 }
 
-/* "Allocated by task T:" / "Freed by task T:" and the stack. */
+static int thread_index(const struct hwt_report *r, uint32_t number, int tid)
+{
+    for (unsigned i = 0; i < r->nthreads; i++) {
+        const struct hwt_report_thread *t = &r->threads[i];
+        if (number != HWT_TASK_NONE ? t->number == number
+                                    : tid != 0 && (t->tid == tid || t->tid_before_fork == tid))
+            return (int)i;
+    }
+    return -1;
+}
+
+/* After a stack that ran in thread tid, as ASan does: "Thread T3 "name" created by T1
+ * here:" and the creation stack, then T1's, up to the main thread (T0, which has none);
+ * each thread once a report (*printed: a bit per r->threads entry). */
+static void thread_origin(struct hwt_buf *b, const struct hwt_report *r, int tid, unsigned *printed)
+{
+    int i = thread_index(r, HWT_TASK_NONE, tid);
+    while (i >= 0 && !(*printed & (1u << i))) {
+        const struct hwt_report_thread *t = &r->threads[i];
+        *printed |= 1u << i;
+        hwt_fmt_printf(b, "\nThread T%u", t->number);
+        if (t->name[0] != '\0')
+            hwt_fmt_printf(b, " \"%s\"", t->name);
+        if (t->parent == HWT_TASK_NONE) {
+            hwt_fmt_printf(b, " was not created through pthread_create\n");
+            return;
+        }
+        hwt_fmt_printf(b, " created by T%u here:\n", t->parent);
+        if (t->created.len == 0)
+            hwt_fmt_printf(b, " (stack not available)\n");
+        else
+            hwt_frame_list(b, r, t->created.pcs, t->created.len, false);
+        i = thread_index(r, t->parent, 0);
+    }
+}
+
+/* "Allocated by task T:" / "Freed by task T:" and the stack, then where its thread came
+ * from. */
 static void object_stack(struct hwt_buf *b, const struct hwt_report *r, const char *what,
-                         const struct hwt_report_stack *st)
+                         const struct hwt_report_stack *st, unsigned *printed)
 {
     hwt_fmt_printf(b, "\n");
     if (st->len == 0) {
@@ -72,6 +109,7 @@ static void object_stack(struct hwt_buf *b, const struct hwt_report *r, const ch
     thread_name(b, r, (int)st->tid);
     hwt_fmt_printf(b, ":\n");
     hwt_frame_list(b, r, st->pcs, st->len, false);
+    thread_origin(b, r, (int)st->tid, printed);
 }
 
 static void tail_bytes(struct hwt_buf *b, const char *what, const uint8_t *bytes, unsigned n)
@@ -82,15 +120,22 @@ static void tail_bytes(struct hwt_buf *b, const char *what, const uint8_t *bytes
     hwt_fmt_printf(b, "\n");
 }
 
-/* The access line of a tail overwrite: nobody faulted, free or realloc found it. */
+/* The access lines of a tail overwrite. Nobody faulted: free or realloc found bytes past
+ * the end changed, so the address is the first changed byte's and the size is unknown (the
+ * kernel's "Write at addr" form, which syzkaller's parser reads); the frame that freed or
+ * reallocated is where it was detected. */
 static void tail_lines(struct hwt_buf *b, const struct hwt_report *r)
 {
     const char *comm = r->comm != NULL ? r->comm : "?";
     const struct hwt_object *o = &r->object;
-    hwt_fmt_printf(b, "Write past the end of the object found at %s of addr %016lx by task %s/%d\n",
-                   r->tail_at_realloc ? "realloc" : "free", (unsigned long)r->tail_ptr, comm,
-                   r->tid);
+    hwt_fmt_printf(b, "Write at addr %016lx by task %s/%d", (unsigned long)r->addr, comm, r->tid);
+    thread_name(b, r, r->tid);
+    hwt_fmt_printf(b, "\n");
     hwt_fmt_printf(b, "Pointer tag: [%02x], memory tag: [%02x]\n", r->pointer_tag, r->memory_tag);
+    hwt_fmt_printf(b, "The write is of unknown size, detected at %s of addr %016lx by ",
+                   r->tail_at_realloc ? "realloc" : "free", (unsigned long)r->tail_ptr);
+    hwt_frame_top(b, r, false);
+    hwt_fmt_printf(b, "\n");
     hwt_fmt_printf(b,
                    "Bytes %u..%u past the %zu-byte region were written; its last granule's "
                    "%u tail bytes hold a check pattern:\n",
@@ -225,9 +270,19 @@ static void registers(struct hwt_buf *b, const struct hwt_report *r)
                    (unsigned long)r->pc, (unsigned long)r->pstate);
 }
 
+/* An asynchronous fault's frame is where it surfaced, not where the access was: the line
+ * says the location is unknown, so a tool that groups reports by the SUMMARY's location
+ * does not merge every asynchronous report of a program into one bug of the function that
+ * happened to make the next system call. */
 static void summary(struct hwt_buf *b, const struct hwt_report *r)
 {
     hwt_fmt_printf(b, "\nSUMMARY: KASAN: %s in ", hwt_report_bug_name(r->bug));
+    if (r->asynchronous) {
+        hwt_fmt_printf(b, "unknown location (asynchronous fault; surfaced in ");
+        hwt_frame_top(b, r, false);
+        hwt_fmt_printf(b, ")\n");
+        return;
+    }
     hwt_frame_top(b, r, true);
     hwt_fmt_printf(b, "\n");
 }
@@ -235,6 +290,7 @@ static void summary(struct hwt_buf *b, const struct hwt_report *r)
 size_t hwt_report_format(const struct hwt_report *r, char *buf, size_t cap)
 {
     struct hwt_buf b;
+    unsigned printed = 0; /* threads described so far */
     hwt_fmt_init(&b, buf, cap);
     hwt_frame_reset();
     if (r->symbolize)
@@ -246,6 +302,7 @@ size_t hwt_report_format(const struct hwt_report *r, char *buf, size_t cap)
         hwt_fmt_printf(&b, "Asynchronous fault: no details available\n");
         hwt_fmt_printf(&b, "\nCall trace:\n");
         hwt_frame_list(&b, r, r->stack, r->stack_len, r->access != HWTAG_ACCESS_FREE);
+        thread_origin(&b, r, r->tid, &printed);
         hwt_fmt_printf(&b, "\nThe fault surfaced at a later kernel entry, not at the access. "
                            "Rerun with HWTAG_MODE=sync to find the faulting access.\n");
     } else {
@@ -255,12 +312,13 @@ size_t hwt_report_format(const struct hwt_report *r, char *buf, size_t cap)
         access_line(&b, r);
         hwt_fmt_printf(&b, "\nCall trace:\n");
         hwt_frame_list(&b, r, r->stack, r->stack_len, r->access != HWTAG_ACCESS_FREE);
+        thread_origin(&b, r, r->tid, &printed);
         if (r->have_object) {
             if (r->object.ever_used || r->object.alloc_stack != 0)
-                object_stack(&b, r, "Allocated", &r->alloc_stack);
+                object_stack(&b, r, "Allocated", &r->alloc_stack, &printed);
             /* also without a stack (HWTAG_STACKTRACE=off): the object was freed */
             if (!r->object.live && r->object.ever_used)
-                object_stack(&b, r, "Freed", &r->free_stack);
+                object_stack(&b, r, "Freed", &r->free_stack, &printed);
             object_section(&b, r);
         } else {
             hwt_fmt_printf(&b, "\nThe buggy address does not belong to any heap object\n");

@@ -13,6 +13,7 @@
 #include "hwtag.h"
 #include "object.h"
 #include "stackdepot.h"
+#include "task.h"
 
 #define HWT_REPORT_DUMP_ROWS 5
 #define HWT_REPORT_ROW_GRANULES 16u
@@ -25,6 +26,16 @@ struct hwt_report_stack {
     uint32_t tid;
     unsigned len; /* 0: not available */
     uintptr_t pcs[HWT_STACK_MAX_FRAMES];
+};
+
+#define HWT_REPORT_THREADS 8 /* threads described, with their creators */
+
+/* A thread of the report (task.c's registry): T<number>, created by T<parent> there. */
+struct hwt_report_thread {
+    uint32_t number, parent;
+    int tid, tid_before_fork;        /* stacks recorded before a fork carry the second (0: none) */
+    char name[HWT_TASK_NAME_CAP];    /* "" when it has no name of its own */
+    struct hwt_report_stack created; /* tid: the creator's */
 };
 
 struct hwt_report {
@@ -67,6 +78,10 @@ struct hwt_report {
     struct hwt_report_stack alloc_stack, free_stack;
     uintptr_t dump_start; /* first granule of the first row */
     uint8_t dump_tags[HWT_REPORT_DUMP_GRANULES];
+    /* filled in by hwt_infer_gather: the threads the stacks above ran in, and their
+     * creators up to the main thread */
+    struct hwt_report_thread threads[HWT_REPORT_THREADS];
+    unsigned nthreads;
     /* registers, when there is a signal context */
     bool have_regs;
     uint64_t regs[31], sp, pc, pstate;

@@ -36,6 +36,7 @@ static __attribute__((noinline)) void overflow_then_free(void *arg)
 {
     const struct overflow *o = arg;
     unsigned char *volatile p = malloc(o->size);
+    say("ptr", (uintptr_t)p);
     for (size_t i = 0; i < o->size; i++)
         p[i] = (unsigned char)(0xa5 ^ i);
     /* the tail's pattern is secret: flip each byte so every written one changes, and write
@@ -61,8 +62,15 @@ static void expect_tail_bytes_report(size_t size, size_t from, size_t by, bool a
     expect_abort(&r);
     expect_text(&r, size > HWT_SMALL_MAX ? "BUG: KASAN: out-of-bounds in overflow_then_free+"
                                          : "BUG: KASAN: slab-out-of-bounds in overflow_then_free+");
-    snprintf(line, sizeof(line), "Write past the end of the object found at %s of addr",
-             at_realloc ? "realloc" : "free");
+    /* the kernel's unknown-size access line, at the first byte written past the end */
+    uintptr_t ptr = hex_after(r.output, "ptr=0x");
+    snprintf(line, sizeof(line), "\nWrite at addr %016lx by task ",
+             (unsigned long)(ptr + size + from));
+    expect_text(&r, line);
+    snprintf(line, sizeof(line),
+             "\nThe write is of unknown size, detected at %s of addr %016lx by "
+             "overflow_then_free+0x",
+             at_realloc ? "realloc" : "free", (unsigned long)ptr);
     expect_text(&r, line);
     snprintf(line, sizeof(line), "Bytes %zu..%zu past the %zu-byte region were written", from,
              by - 1, size);
