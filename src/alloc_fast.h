@@ -15,6 +15,7 @@
 #include "arch/mte.h"
 #include "arch/mte_range.h"
 #include "history.h"
+#include "options.h"
 #include "size_class.h"
 #include "slab.h"
 #include "slot.h"
@@ -22,18 +23,20 @@
 #include "tcache.h"
 #include "unwind.h"
 
-/* Frames kept of an allocation or free: enough to place the call; fewer frames mean fewer
- * distinct stacks to store and a shorter walk. */
-#define HWT_ALLOC_STACK_FRAMES 12u
+/* Frames kept of an allocation or free stack for flags: HWTAG_STACK_DEPTH, a constant in
+ * the copies of the default depth (the only ones inlined into the entry points). */
+static inline __attribute__((always_inline)) unsigned hwt_alloc_stack_depth(unsigned flags)
+{
+    return (flags & HWT_TCACHE_DEPTH) ? hwt_opts.stack_depth : HWT_STACK_DEFAULT_DEPTH;
+}
 
 /* Depot id of the stack from c: a walk of the thread's own stack that only hashes, then
  * the thread's stack cache. False (a miss) when the general path must capture it. */
 static inline __attribute__((always_inline)) bool
-hwt_alloc_fast_stack(const struct hwt_tcache *tc, struct hwt_caller c, uint32_t *id)
+hwt_alloc_fast_stack(const struct hwt_tcache *tc, struct hwt_caller c, unsigned depth, uint32_t *id)
 {
     uint64_t key;
-    hwt_unwind_caller_key(c, tc->stack_lo, tc->stack_room, HWT_ALLOC_STACK_FRAMES,
-                          tc->stack_key_constants, &key);
+    hwt_unwind_caller_key(c, tc->stack_lo, tc->stack_room, depth, tc->stack_key_constants, &key);
     return hwt_tcache_stack_find(tc, key, id);
 }
 
@@ -97,7 +100,8 @@ hwt_alloc_fast_malloc_with(struct hwt_thread_state *self, struct hwt_tcache *tc,
     uint32_t stack = 0;
     void *p = NULL;
     if (unlikely(n == 0) || (history && unlikely(tc->history.next == tc->history.end)) ||
-        ((flags & HWT_TCACHE_STACK) && !hwt_alloc_fast_stack(tc, c, &stack)))
+        ((flags & HWT_TCACHE_STACK) &&
+         !hwt_alloc_fast_stack(tc, c, hwt_alloc_stack_depth(flags), &stack)))
         goto out;
     struct hwt_slab_ref ref = bin->slots[n - 1];
     bin->count = n - 1;
@@ -152,7 +156,7 @@ hwt_alloc_fast_free_with(struct hwt_thread_state *self, struct hwt_tcache *tc, v
     struct hwt_span *s;
     uint32_t idx;
     if (HWT_ALLOC_FREE_STACK_FIRST && (flags & HWT_TCACHE_STACK) &&
-        !hwt_alloc_fast_stack(tc, c, &stack))
+        !hwt_alloc_fast_stack(tc, c, hwt_alloc_stack_depth(flags), &stack))
         goto out;
     s = hwt_slab_span_of(addr);
     if (unlikely(s == NULL))
@@ -173,7 +177,7 @@ hwt_alloc_fast_free_with(struct hwt_thread_state *self, struct hwt_tcache *tc, v
          (!history || likely(tc->history.next != tc->history.end)) &&
          (HWT_ALLOC_TAIL_AFTER_SWAP || hwt_alloc_fast_tail_ok(tc, flags, ptr, requested)) &&
          (HWT_ALLOC_FREE_STACK_FIRST || !(flags & HWT_TCACHE_STACK) ||
-          hwt_alloc_fast_stack(tc, c, &stack));
+          hwt_alloc_fast_stack(tc, c, hwt_alloc_stack_depth(flags), &stack));
     if (ok) {
         /* a live word's free stack is 0 (slab.h): flip the state, add the stack */
         uint64_t freed = (w ^ (uint64_t)(HWT_SLOT_LIVE ^ HWT_SLOT_FREED) << HWT_SLOT_STATE_SHIFT) |

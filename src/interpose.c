@@ -25,21 +25,33 @@
 #include "stats.h"
 #include "trim.h"
 
-LEAF_ENTRY void *malloc(size_t size)
+/* malloc and free for the program's call at c. Entry points that malloc or free on the
+ * program's behalf (realloc, the sized frees) inline them with their own caller, so that
+ * no frame of the library's is in the stack they record, whatever the compiler makes of a
+ * call between two entry points. */
+static inline __attribute__((always_inline)) void *malloc_from(size_t size, struct hwt_caller c)
 {
-    struct hwt_caller c = LEAF_CALLER();
     void *fast = hwt_alloc_fast_malloc(size, false, c);
     if (likely(fast != NULL))
         return fast;
     return hwt_alloc_malloc(size, false, c); /* glibc: malloc(SIZE_MAX) -> NULL, ENOMEM */
 }
 
-LEAF_ENTRY void free(void *ptr)
+static inline __attribute__((always_inline)) void free_from(void *ptr, struct hwt_caller c)
 {
-    struct hwt_caller c = LEAF_CALLER();
     if (likely(hwt_alloc_fast_free(ptr, c)))
         return;
     hwt_alloc_free(ptr, c); /* keeps errno, as POSIX.1-2024 asks of free */
+}
+
+LEAF_ENTRY void *malloc(size_t size)
+{
+    return malloc_from(size, LEAF_CALLER());
+}
+
+LEAF_ENTRY void free(void *ptr)
+{
+    free_from(ptr, LEAF_CALLER());
 }
 
 /* Not frameless: its inlined fast path of the allocator alone zeroes with a call. */
@@ -57,16 +69,22 @@ EXPORT void *calloc(size_t n, size_t size)
     return hwt_alloc_malloc(total, true, c);
 }
 
-EXPORT void *realloc(void *ptr, size_t size)
+static inline __attribute__((always_inline)) void *realloc_from(void *ptr, size_t size,
+                                                                struct hwt_caller c)
 {
     if (ptr == NULL)
-        return malloc(size);
+        return malloc_from(size, c);
     if (size == 0) {
-        free(ptr); /* glibc: realloc(p, 0) frees p and returns NULL */
+        free_from(ptr, c); /* glibc: realloc(p, 0) frees p and returns NULL */
         return NULL;
     }
     /* too large: ENOMEM, the old block untouched; a bad ptr: reported, then EINVAL */
-    return hwt_alloc_realloc(ptr, size, ENTRY_CALLER());
+    return hwt_alloc_realloc(ptr, size, c);
+}
+
+EXPORT void *realloc(void *ptr, size_t size)
+{
+    return realloc_from(ptr, size, ENTRY_CALLER());
 }
 
 EXPORT void *reallocarray(void *ptr, size_t n, size_t size)
@@ -76,7 +94,7 @@ EXPORT void *reallocarray(void *ptr, size_t n, size_t size)
         errno = ENOMEM; /* glibc: overflow -> NULL, ENOMEM, ptr untouched */
         return NULL;
     }
-    return realloc(ptr, total);
+    return realloc_from(ptr, total, ENTRY_CALLER());
 }
 
 static bool valid_alignment(size_t align)
@@ -155,14 +173,14 @@ void free_aligned_sized(void *ptr, size_t align, size_t size);
 EXPORT void free_sized(void *ptr, size_t size)
 {
     (void)size;
-    free(ptr);
+    free_from(ptr, ENTRY_CALLER());
 }
 
 EXPORT void free_aligned_sized(void *ptr, size_t align, size_t size)
 {
     (void)align;
     (void)size;
-    free(ptr);
+    free_from(ptr, ENTRY_CALLER());
 }
 
 /* Gives every free page back to the OS: empty spans and the pages of cached large
@@ -197,9 +215,6 @@ EXPORT int mallopt(int param, int value)
     }
 }
 
-/* Frames kept of a pool allocation or free, as of malloc's. */
-#define POOL_STACK_FRAMES 12u
-
 EXPORT const char *hwtag_version(void)
 {
     return HWTAG_VERSION_STRING; /* project(VERSION) in CMakeLists.txt, the one place */
@@ -229,11 +244,12 @@ EXPORT void hwtag_set_report_callback(hwtag_report_callback cb, void *arg)
  * malloc family's. */
 static uint32_t pool_stack(struct hwt_caller c)
 {
-    uintptr_t pcs[POOL_STACK_FRAMES];
+    uintptr_t pcs[HWT_STACK_MAX_FRAMES];
     if (hwt_opts.stacktrace != HWT_ON)
         return 0;
-    unsigned n = hwt_unwind_caller(c, pcs, POOL_STACK_FRAMES, NULL);
-    return hwt_stackdepot_put((uint32_t)hwt_os_gettid(), pcs, n);
+    unsigned more;
+    unsigned n = hwt_unwind_caller(c, pcs, hwt_opts.stack_depth, NULL, &more);
+    return hwt_stackdepot_put_cached(NULL, (uint32_t)hwt_os_gettid(), pcs, n, more);
 }
 
 EXPORT void *hwtag_pool_alloc(void *block, size_t offset, size_t size)

@@ -72,6 +72,7 @@ static void object_stack(struct hwt_buf *b, const struct hwt_report *r, const ch
     thread_name(b, r, (int)st->tid);
     hwt_fmt_printf(b, ":\n");
     hwt_frame_list(b, r, st->pcs, st->len, false);
+    hwt_frame_more(b, st->more);
 }
 
 static void tail_bytes(struct hwt_buf *b, const char *what, const uint8_t *bytes, unsigned n)
@@ -238,6 +239,7 @@ size_t hwt_report_format(const struct hwt_report *r, char *buf, size_t cap)
         hwt_fmt_printf(&b, "Asynchronous fault: no details available\n");
         hwt_fmt_printf(&b, "\nCall trace:\n");
         hwt_frame_list(&b, r, r->stack, r->stack_len, r->access != HWTAG_ACCESS_FREE);
+        hwt_frame_more(&b, r->stack_more);
         hwt_fmt_printf(&b, "\nThe fault surfaced at a later kernel entry, not at the access. "
                            "Rerun with HWTAG_MODE=sync to find the faulting access.\n");
     } else {
@@ -247,6 +249,7 @@ size_t hwt_report_format(const struct hwt_report *r, char *buf, size_t cap)
         access_line(&b, r);
         hwt_fmt_printf(&b, "\nCall trace:\n");
         hwt_frame_list(&b, r, r->stack, r->stack_len, r->access != HWTAG_ACCESS_FREE);
+        hwt_frame_more(&b, r->stack_more);
         if (r->have_object) {
             if (r->object.ever_used || r->object.alloc_stack != 0)
                 object_stack(&b, r, "Allocated", &r->alloc_stack);
