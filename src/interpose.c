@@ -31,7 +31,7 @@
  * call between two entry points. */
 static inline __attribute__((always_inline)) void *malloc_from(size_t size, struct hwt_caller c)
 {
-    void *fast = hwt_alloc_fast_malloc(size, false, c);
+    void *fast = hwt_alloc_fast_malloc(size, false, c, 0);
     if (likely(fast != NULL))
         return fast;
     return hwt_alloc_malloc(size, false, c); /* glibc: malloc(SIZE_MAX) -> NULL, ENOMEM */
@@ -39,19 +39,34 @@ static inline __attribute__((always_inline)) void *malloc_from(size_t size, stru
 
 static inline __attribute__((always_inline)) void free_from(void *ptr, struct hwt_caller c)
 {
-    if (likely(hwt_alloc_fast_free(ptr, c)))
+    if (likely(hwt_alloc_fast_free(ptr, c, 0)))
         return;
     hwt_alloc_free(ptr, c); /* keeps errno, as POSIX.1-2024 asks of free */
 }
 
+/* Frameless where arch/caller.h allows: the caller is read from the registers only on the
+ * ways that use it (a stack walk, the general path), not on the fast path without stacks. */
+#if HWT_ARCH_HAVE_FRAMELESS
+#define LEAF_REGS HWT_ALLOC_CALLER_REGS
+#else
+#define LEAF_REGS 0u
+#endif
+
 LEAF_ENTRY void *malloc(size_t size)
 {
-    return malloc_from(size, LEAF_CALLER());
+    struct hwt_caller none = {0, 0};
+    void *fast = hwt_alloc_fast_malloc(size, false, LEAF_REGS ? none : LEAF_CALLER(), LEAF_REGS);
+    if (likely(fast != NULL))
+        return fast;
+    return hwt_alloc_malloc(size, false, LEAF_CALLER_HERE()); /* glibc: malloc(SIZE_MAX) -> NULL */
 }
 
 LEAF_ENTRY void free(void *ptr)
 {
-    free_from(ptr, LEAF_CALLER());
+    struct hwt_caller none = {0, 0};
+    if (likely(hwt_alloc_fast_free(ptr, LEAF_REGS ? none : LEAF_CALLER(), LEAF_REGS)))
+        return;
+    hwt_alloc_free(ptr, LEAF_CALLER_HERE()); /* keeps errno, as POSIX.1-2024 asks of free */
 }
 
 /* Not frameless: its inlined fast path of the allocator alone zeroes with a call. */
@@ -63,7 +78,7 @@ EXPORT void *calloc(size_t n, size_t size)
         errno = ENOMEM; /* glibc: overflow -> NULL, ENOMEM */
         return NULL;
     }
-    void *fast = hwt_alloc_fast_malloc(total, true, c);
+    void *fast = hwt_alloc_fast_malloc(total, true, c, 0);
     if (likely(fast != NULL))
         return fast;
     return hwt_alloc_malloc(total, true, c);
