@@ -12,9 +12,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "arch/caller.h"
 #include "arch/mte.h"
 #include "arch/mte_range.h"
 #include "history.h"
+#include "options.h"
 #include "size_class.h"
 #include "slab.h"
 #include "slot.h"
@@ -22,19 +24,40 @@
 #include "tcache.h"
 #include "unwind.h"
 
-/* Frames kept of an allocation or free: enough to place the call; fewer frames mean fewer
- * distinct stacks to store and a shorter walk. */
-#define HWT_ALLOC_STACK_FRAMES 12u
+/* Frames kept of an allocation or free stack for flags: HWTAG_STACK_DEPTH, a constant in
+ * the copies of the default depth (the only ones inlined into the entry points). */
+static inline __attribute__((always_inline)) unsigned hwt_alloc_stack_depth(unsigned flags)
+{
+    return (flags & HWT_TCACHE_DEPTH) ? hwt_opts.stack_depth : HWT_STACK_DEFAULT_DEPTH;
+}
 
 /* Depot id of the stack from c: a walk of the thread's own stack that only hashes, then
  * the thread's stack cache. False (a miss) when the general path must capture it. */
 static inline __attribute__((always_inline)) bool
-hwt_alloc_fast_stack(const struct hwt_tcache *tc, struct hwt_caller c, uint32_t *id)
+hwt_alloc_fast_stack(const struct hwt_tcache *tc, struct hwt_caller c, unsigned depth, uint32_t *id)
 {
     uint64_t key;
-    hwt_unwind_caller_key(c, tc->stack_lo, tc->stack_room, HWT_ALLOC_STACK_FRAMES,
-                          tc->stack_key_constants, &key);
+    hwt_unwind_caller_key(c, tc->stack_lo, tc->stack_room, depth, tc->stack_key_constants, &key);
     return hwt_tcache_stack_find(tc, key, id);
+}
+
+/* Not a cache flag: set by the copies inlined into the frameless entry points (malloc and
+ * free where arch/caller.h allows), whose caller is then read from x30 and x29 where the
+ * stack walk needs it rather than passed in: read at the entry, the two moves were paid by
+ * every path, also those without stacks. */
+#define HWT_ALLOC_CALLER_REGS (1u << 30)
+
+/* The caller the stack walk of a fast path of flags starts at: c, or the registers. */
+static inline __attribute__((always_inline)) struct hwt_caller
+hwt_alloc_fast_caller(unsigned flags, struct hwt_caller c)
+{
+#if HWT_ARCH_HAVE_FRAMELESS
+    if (flags & HWT_ALLOC_CALLER_REGS)
+        hwt_arch_entry_caller_here(&c.pc, &c.fp);
+#else
+    (void)flags;
+#endif
+    return c;
 }
 
 /* busy = 0 at the end of a fast path of flags. Where flags cannot have changed since the
@@ -82,6 +105,8 @@ static inline __attribute__((always_inline)) void *
 hwt_alloc_fast_malloc_with(struct hwt_thread_state *self, struct hwt_tcache *tc, size_t size,
                            bool zero, unsigned flags, struct hwt_caller c)
 {
+    unsigned how = flags;
+    flags &= ~HWT_ALLOC_CALLER_REGS;
     /* busy before the bin is read: a signal handler's malloc must not pop the same slot.
      * Any nonzero value will do: with tagging, flags | 1 is the flags, the gate value this
      * path was chosen by and still in a register, where 1 would cost a move */
@@ -97,7 +122,8 @@ hwt_alloc_fast_malloc_with(struct hwt_thread_state *self, struct hwt_tcache *tc,
     uint32_t stack = 0;
     void *p = NULL;
     if (unlikely(n == 0) || (history && unlikely(tc->history.next == tc->history.end)) ||
-        ((flags & HWT_TCACHE_STACK) && !hwt_alloc_fast_stack(tc, c, &stack)))
+        ((flags & HWT_TCACHE_STACK) && !hwt_alloc_fast_stack(tc, hwt_alloc_fast_caller(how, c),
+                                                             hwt_alloc_stack_depth(flags), &stack)))
         goto out;
     struct hwt_slab_ref ref = bin->slots[n - 1];
     bin->count = n - 1;
@@ -136,6 +162,8 @@ static inline __attribute__((always_inline)) bool
 hwt_alloc_fast_free_with(struct hwt_thread_state *self, struct hwt_tcache *tc, void *ptr,
                          unsigned flags, struct hwt_caller c)
 {
+    unsigned how = flags;
+    flags &= ~HWT_ALLOC_CALLER_REGS;
     self->busy = flags | 1; /* as malloc's */
     __atomic_signal_fence(__ATOMIC_SEQ_CST);
     if (hwt_alloc_fast_tco(flags))
@@ -152,7 +180,8 @@ hwt_alloc_fast_free_with(struct hwt_thread_state *self, struct hwt_tcache *tc, v
     struct hwt_span *s;
     uint32_t idx;
     if (HWT_ALLOC_FREE_STACK_FIRST && (flags & HWT_TCACHE_STACK) &&
-        !hwt_alloc_fast_stack(tc, c, &stack))
+        !hwt_alloc_fast_stack(tc, hwt_alloc_fast_caller(how, c), hwt_alloc_stack_depth(flags),
+                              &stack))
         goto out;
     s = hwt_slab_span_of(addr);
     if (unlikely(s == NULL))
@@ -173,7 +202,8 @@ hwt_alloc_fast_free_with(struct hwt_thread_state *self, struct hwt_tcache *tc, v
          (!history || likely(tc->history.next != tc->history.end)) &&
          (HWT_ALLOC_TAIL_AFTER_SWAP || hwt_alloc_fast_tail_ok(tc, flags, ptr, requested)) &&
          (HWT_ALLOC_FREE_STACK_FIRST || !(flags & HWT_TCACHE_STACK) ||
-          hwt_alloc_fast_stack(tc, c, &stack));
+          hwt_alloc_fast_stack(tc, hwt_alloc_fast_caller(how, c), hwt_alloc_stack_depth(flags),
+                               &stack));
     if (ok) {
         /* a live word's free stack is 0 (slab.h): flip the state, add the stack */
         uint64_t freed = (w ^ (uint64_t)(HWT_SLOT_LIVE ^ HWT_SLOT_FREED) << HWT_SLOT_STATE_SHIFT) |
@@ -237,9 +267,10 @@ static inline bool hwt_alloc_fast_malloc_inline(uint64_t gate, bool zero)
 /* malloc/calloc of size bytes (16-byte alignment) from the cache through an inlined copy;
  * NULL when another copy or the general path must do it (hwt_alloc_malloc, alloc.h).
  * Inline in the entry point, which makes no call on this way: it sets up no frame and
- * saves no register. c: the entry point's caller, where stacks start. */
-static inline __attribute__((always_inline)) void *hwt_alloc_fast_malloc(size_t size, bool zero,
-                                                                         struct hwt_caller c)
+ * saves no register. c: the entry point's caller, where stacks start; regs:
+ * HWT_ALLOC_CALLER_REGS in a frameless entry point, which passes no c, else 0. */
+static inline __attribute__((always_inline)) void *
+hwt_alloc_fast_malloc(size_t size, bool zero, struct hwt_caller c, unsigned regs)
 {
     struct hwt_thread_state *self = &hwt_self;
     struct hwt_tcache *tc = self->tc;
@@ -247,19 +278,19 @@ static inline __attribute__((always_inline)) void *hwt_alloc_fast_malloc(size_t 
         return NULL;
     uint64_t gate = self->gate;
     if (likely(gate == 0))
-        return hwt_alloc_fast_malloc_with(self, tc, size, zero, 0, c);
+        return hwt_alloc_fast_malloc_with(self, tc, size, zero, regs, c);
     /* one compare each: the flags, and busy clear */
     if (!zero && gate == HWT_ALLOC_GATE(HWT_ALLOC_FLAGS_FIRST))
-        return hwt_alloc_fast_malloc_with(self, tc, size, false, HWT_ALLOC_FLAGS_FIRST, c);
+        return hwt_alloc_fast_malloc_with(self, tc, size, false, HWT_ALLOC_FLAGS_FIRST | regs, c);
     if (!zero && gate == HWT_ALLOC_GATE(HWT_ALLOC_FLAGS_SECOND))
-        return hwt_alloc_fast_malloc_with(self, tc, size, false, HWT_ALLOC_FLAGS_SECOND, c);
+        return hwt_alloc_fast_malloc_with(self, tc, size, false, HWT_ALLOC_FLAGS_SECOND | regs, c);
     return NULL;
 }
 
 /* free of a live small object into the cache through an inlined copy; false when another
  * copy or the general path must do it (hwt_alloc_free, alloc.h). As hwt_alloc_fast_malloc. */
-static inline __attribute__((always_inline)) bool hwt_alloc_fast_free(void *ptr,
-                                                                      struct hwt_caller c)
+static inline __attribute__((always_inline)) bool
+hwt_alloc_fast_free(void *ptr, struct hwt_caller c, unsigned regs)
 {
     struct hwt_thread_state *self = &hwt_self;
     struct hwt_tcache *tc = self->tc;
@@ -267,11 +298,11 @@ static inline __attribute__((always_inline)) bool hwt_alloc_fast_free(void *ptr,
         return false;
     uint64_t gate = self->gate;
     if (likely(gate == 0))
-        return hwt_alloc_fast_free_with(self, tc, ptr, 0, c);
+        return hwt_alloc_fast_free_with(self, tc, ptr, regs, c);
     if (gate == HWT_ALLOC_GATE(HWT_ALLOC_FLAGS_FIRST))
-        return hwt_alloc_fast_free_with(self, tc, ptr, HWT_ALLOC_FLAGS_FIRST, c);
+        return hwt_alloc_fast_free_with(self, tc, ptr, HWT_ALLOC_FLAGS_FIRST | regs, c);
     if (gate == HWT_ALLOC_GATE(HWT_ALLOC_FLAGS_SECOND))
-        return hwt_alloc_fast_free_with(self, tc, ptr, HWT_ALLOC_FLAGS_SECOND, c);
+        return hwt_alloc_fast_free_with(self, tc, ptr, HWT_ALLOC_FLAGS_SECOND | regs, c);
     return false;
 }
 

@@ -7,20 +7,22 @@
 #include "os.h"
 #include "stackdepot.h"
 
-uint32_t hwt_alloc_stack_add(struct hwt_tcache *tc, const uintptr_t *pcs, unsigned n, uint64_t key)
+uint32_t hwt_alloc_stack_add(struct hwt_tcache *tc, const uintptr_t *pcs, unsigned n, unsigned more,
+                             uint64_t key)
 {
-    uint32_t id = hwt_stackdepot_put_cached(&tc->depot_cache, tc->tid, pcs, n);
+    uint32_t id = hwt_stackdepot_put_cached(&tc->depot_cache, tc->tid, pcs, n, more);
     if (id != 0)
         hwt_tcache_stack_put(tc, key, id);
     return id;
 }
 
-uint32_t hwt_alloc_stack_id(struct hwt_tcache *tc, const uintptr_t *pcs, unsigned n, uint64_t key)
+uint32_t hwt_alloc_stack_id(struct hwt_tcache *tc, const uintptr_t *pcs, unsigned n, unsigned more,
+                            uint64_t key)
 {
     if (unlikely(!hwt_tcache_live(tc)))
-        return hwt_stackdepot_put((uint32_t)hwt_os_gettid(), pcs, n);
+        return hwt_stackdepot_put_cached(NULL, (uint32_t)hwt_os_gettid(), pcs, n, more);
     uint32_t id;
     if (hwt_tcache_stack_find(tc, key, &id))
         return id;
-    return hwt_alloc_stack_add(tc, pcs, n, key);
+    return hwt_alloc_stack_add(tc, pcs, n, more, key);
 }

@@ -13,12 +13,17 @@
 #include "tcache.h"
 #include "unwind.h"
 
-/* Depot id of pcs[0..n), a stack the thread's cache of recent stacks does not hold (key:
- * their hash), which then holds it. tc live. */
-uint32_t hwt_alloc_stack_add(struct hwt_tcache *tc, const uintptr_t *pcs, unsigned n, uint64_t key);
+/* Depot id of pcs[0..n) (more: frames past them left out), a stack the thread's cache of
+ * recent stacks does not hold (key: their hash), which then holds it. tc live. The cache
+ * keys a stack by its kept frames: a later stack with those frames and another count of
+ * frames left out gets the first one's id. */
+uint32_t hwt_alloc_stack_add(struct hwt_tcache *tc, const uintptr_t *pcs, unsigned n, unsigned more,
+                             uint64_t key);
 
-/* Depot id of pcs[0..n), through the thread's cache of recent stacks (key: their hash). */
-uint32_t hwt_alloc_stack_id(struct hwt_tcache *tc, const uintptr_t *pcs, unsigned n, uint64_t key);
+/* Depot id of pcs[0..n) (more: as for hwt_alloc_stack_add), through the thread's cache of
+ * recent stacks (key: their hash). */
+uint32_t hwt_alloc_stack_id(struct hwt_tcache *tc, const uintptr_t *pcs, unsigned n, unsigned more,
+                            uint64_t key);
 
 /* Stack of the current malloc/free from c, the entry point's caller (alloc.h),
  * deduplicated; 0 when stacks are off. */
@@ -35,22 +40,26 @@ static inline __attribute__((always_inline)) uint32_t hwt_alloc_stack_capture(st
      * would look the bounds up again, and misses are common at start-up. A caller on another
      * stack than the thread's own (a signal's alternate stack, a coroutine) takes that one,
      * which finds its bounds. */
-    uintptr_t pcs[HWT_ALLOC_STACK_FRAMES];
+    uintptr_t pcs[HWT_STACK_MAX_FRAMES];
+    unsigned depth = hwt_opts.stack_depth;
     uint64_t key;
-    unsigned n;
+    unsigned n, more;
     uint32_t id;
     if (likely(hwt_tcache_live(tc))) {
-        if (hwt_alloc_fast_stack(tc, c, &id))
+        /* the default depth's walk unrolled with its constant bound, as the fast paths' */
+        if (depth == HWT_STACK_DEFAULT_DEPTH
+                ? hwt_alloc_fast_stack(tc, c, HWT_STACK_DEFAULT_DEPTH, &id)
+                : hwt_alloc_fast_stack(tc, c, depth, &id))
             return id;
         if (likely(c.fp - tc->stack_lo < tc->stack_room)) {
             /* the key the fast walk just missed with: no second look in the cache */
-            hwt_unwind_caller_walk(c, tc->stack_lo, tc->stack_room, HWT_ALLOC_STACK_FRAMES,
-                                   tc->stack_key_constants, &key, pcs, &n);
-            return hwt_alloc_stack_add(tc, pcs, n, key);
+            hwt_unwind_caller_walk(c, tc->stack_lo, tc->stack_room, depth, tc->stack_key_constants,
+                                   &key, pcs, &n, &more);
+            return hwt_alloc_stack_add(tc, pcs, n, more, key);
         }
     }
-    n = hwt_unwind_caller(c, pcs, HWT_ALLOC_STACK_FRAMES, &key);
-    return hwt_alloc_stack_id(tc, pcs, n, key);
+    n = hwt_unwind_caller(c, pcs, depth, &key, &more);
+    return hwt_alloc_stack_id(tc, pcs, n, more, key);
 }
 
 #endif

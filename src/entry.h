@@ -27,8 +27,17 @@ static inline __attribute__((always_inline)) struct hwt_caller leaf_caller(void)
     return c;
 }
 #define LEAF_CALLER() leaf_caller()
+/* leaf_caller, read where it is used (hwt_arch_entry_caller_here) */
+static inline __attribute__((always_inline)) struct hwt_caller leaf_caller_here(void)
+{
+    struct hwt_caller c;
+    hwt_arch_entry_caller_here(&c.pc, &c.fp);
+    return c;
+}
+#define LEAF_CALLER_HERE() leaf_caller_here()
 #else
 #define LEAF_CALLER() ENTRY_CALLER()
+#define LEAF_CALLER_HERE() ENTRY_CALLER()
 #endif
 
 #endif

@@ -29,21 +29,48 @@
 #include "trim.h"
 #include "libc_next.h"
 
-LEAF_ENTRY void *malloc(size_t size)
+/* malloc and free for the program's call at c. Entry points that malloc or free on the
+ * program's behalf (realloc, the sized frees) inline them with their own caller, so that
+ * no frame of the library's is in the stack they record, whatever the compiler makes of a
+ * call between two entry points. */
+static inline __attribute__((always_inline)) void *malloc_from(size_t size, struct hwt_caller c)
 {
-    struct hwt_caller c = LEAF_CALLER();
-    void *fast = hwt_alloc_fast_malloc(size, false, c);
+    void *fast = hwt_alloc_fast_malloc(size, false, c, 0);
     if (likely(fast != NULL))
         return fast;
     return hwt_alloc_malloc(size, false, c); /* glibc: malloc(SIZE_MAX) -> NULL, ENOMEM */
 }
 
-LEAF_ENTRY void free(void *ptr)
+static inline __attribute__((always_inline)) void free_from(void *ptr, struct hwt_caller c)
 {
-    struct hwt_caller c = LEAF_CALLER();
-    if (likely(hwt_alloc_fast_free(ptr, c)))
+    if (likely(hwt_alloc_fast_free(ptr, c, 0)))
         return;
     hwt_alloc_free(ptr, c); /* keeps errno, as POSIX.1-2024 asks of free */
+}
+
+/* Frameless where arch/caller.h allows: the caller is read from the registers only on the
+ * ways that use it (a stack walk, the general path), not on the fast path without stacks. */
+#if HWT_ARCH_HAVE_FRAMELESS
+#define LEAF_REGS HWT_ALLOC_CALLER_REGS
+#else
+#define LEAF_REGS 0u
+#endif
+
+LEAF_ENTRY void *malloc(size_t size)
+{
+    struct hwt_caller none = {0, 0};
+    void *fast = hwt_alloc_fast_malloc(size, false, LEAF_REGS ? none : LEAF_CALLER(), LEAF_REGS);
+    if (likely(fast != NULL))
+        return fast;
+    return hwt_alloc_malloc(size, false, LEAF_CALLER_HERE()); /* glibc: malloc(SIZE_MAX) -> NULL */
+}
+
+LEAF_ENTRY void free(void *ptr)
+{
+    struct hwt_caller none = {0, 0};
+    if (likely(hwt_alloc_fast_free(ptr, LEAF_REGS ? none : LEAF_CALLER(), LEAF_REGS)))
+        return;
+    hwt_alloc_free(ptr, LEAF_CALLER_HERE()); /* keeps errno, as POSIX.1-2024 asks of free */
 }
 
 /* Not frameless: its inlined fast path of the allocator alone zeroes with a call. */
@@ -55,22 +82,28 @@ EXPORT void *calloc(size_t n, size_t size)
         errno = ENOMEM; /* glibc: overflow -> NULL, ENOMEM */
         return NULL;
     }
-    void *fast = hwt_alloc_fast_malloc(total, true, c);
+    void *fast = hwt_alloc_fast_malloc(total, true, c, 0);
     if (likely(fast != NULL))
         return fast;
     return hwt_alloc_malloc(total, true, c);
 }
 
-EXPORT void *realloc(void *ptr, size_t size)
+static inline __attribute__((always_inline)) void *realloc_from(void *ptr, size_t size,
+                                                                struct hwt_caller c)
 {
     if (ptr == NULL)
-        return malloc(size);
+        return malloc_from(size, c);
     if (size == 0) {
-        free(ptr); /* glibc: realloc(p, 0) frees p and returns NULL */
+        free_from(ptr, c); /* glibc: realloc(p, 0) frees p and returns NULL */
         return NULL;
     }
     /* too large: ENOMEM, the old block untouched; a bad ptr: reported, then EINVAL */
-    return hwt_alloc_realloc(ptr, size, ENTRY_CALLER());
+    return hwt_alloc_realloc(ptr, size, c);
+}
+
+EXPORT void *realloc(void *ptr, size_t size)
+{
+    return realloc_from(ptr, size, ENTRY_CALLER());
 }
 
 EXPORT void *reallocarray(void *ptr, size_t n, size_t size)
@@ -80,7 +113,7 @@ EXPORT void *reallocarray(void *ptr, size_t n, size_t size)
         errno = ENOMEM; /* glibc: overflow -> NULL, ENOMEM, ptr untouched */
         return NULL;
     }
-    return realloc(ptr, total);
+    return realloc_from(ptr, total, ENTRY_CALLER());
 }
 
 static bool valid_alignment(size_t align)
@@ -159,14 +192,14 @@ void free_aligned_sized(void *ptr, size_t align, size_t size);
 EXPORT void free_sized(void *ptr, size_t size)
 {
     (void)size;
-    free(ptr);
+    free_from(ptr, ENTRY_CALLER());
 }
 
 EXPORT void free_aligned_sized(void *ptr, size_t align, size_t size)
 {
     (void)align;
     (void)size;
-    free(ptr);
+    free_from(ptr, ENTRY_CALLER());
 }
 
 /* Gives every free page back to the OS: empty spans and the pages of cached large
@@ -201,9 +234,6 @@ EXPORT int mallopt(int param, int value)
     }
 }
 
-/* Frames kept of a pool allocation or free, as of malloc's. */
-#define POOL_STACK_FRAMES 12u
-
 EXPORT const char *hwtag_version(void)
 {
     return HWTAG_VERSION_STRING; /* project(VERSION) in CMakeLists.txt, the one place */
@@ -233,11 +263,12 @@ EXPORT void hwtag_set_report_callback(hwtag_report_callback cb, void *arg)
  * malloc family's. */
 static uint32_t pool_stack(struct hwt_caller c)
 {
-    uintptr_t pcs[POOL_STACK_FRAMES];
+    uintptr_t pcs[HWT_STACK_MAX_FRAMES];
     if (hwt_opts.stacktrace != HWT_ON)
         return 0;
-    unsigned n = hwt_unwind_caller(c, pcs, POOL_STACK_FRAMES, NULL);
-    return hwt_stackdepot_put((uint32_t)hwt_os_gettid(), pcs, n);
+    unsigned more;
+    unsigned n = hwt_unwind_caller(c, pcs, hwt_opts.stack_depth, NULL, &more);
+    return hwt_stackdepot_put_cached(NULL, (uint32_t)hwt_os_gettid(), pcs, n, more);
 }
 
 EXPORT void *hwtag_pool_alloc(void *block, size_t offset, size_t size)

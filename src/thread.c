@@ -18,7 +18,6 @@
 #include "unwind.h"
 
 /* Frames kept of a thread's creation, as of malloc's. */
-#define CREATE_STACK_FRAMES 12u
 /* Threads created but not yet running at once, each holding a start block until it runs; a
  * creation past that runs the program's routine directly (the thread goes unregistered). */
 #define START_BLOCKS 64u
@@ -114,9 +113,10 @@ int hwt_thread_create(pthread_t *thread, const pthread_attr_t *attr, void *(*sta
         return create(thread, attr, start, arg);
     uint32_t stack = 0;
     if (hwt_opts.stacktrace == HWT_ON) {
-        uintptr_t pcs[CREATE_STACK_FRAMES];
-        unsigned n = hwt_unwind_caller(c, pcs, CREATE_STACK_FRAMES, NULL);
-        stack = hwt_stackdepot_put((uint32_t)hwt_os_gettid(), pcs, n);
+        uintptr_t pcs[HWT_STACK_MAX_FRAMES];
+        unsigned more, depth = hwt_opts.stack_depth;
+        unsigned n = hwt_unwind_caller(c, pcs, depth, NULL, &more);
+        stack = hwt_stackdepot_put_cached(NULL, (uint32_t)hwt_os_gettid(), pcs, n, more);
     }
     sb->number = hwt_task_create(stack);
     sb->start = start;

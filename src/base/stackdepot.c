@@ -90,6 +90,12 @@ static uint64_t stack_word(uint32_t id)
     return (uint64_t)depot_pool[id] | (uint64_t)depot_pool[id + 1] << 32;
 }
 
+/* The frames a DEPOT_STACK record at id says its capture left out. */
+static uint32_t stack_more(uint32_t id)
+{
+    return (stack_word(id) & DEPOT_STACK_MORE) ? depot_pool[id + 2] : 0;
+}
+
 /* Parses the DEPOT_FRAMES record of id: its frame count and first code; 0 when id cannot name
  * one in this pool. Every read stays inside the pool, whatever id is. */
 static unsigned frames_view(uint32_t id, const uint8_t **codes)
@@ -147,7 +153,7 @@ static bool record_matches(uint32_t id, const struct hwt_stackdepot_key *key)
         return false;
     if (key->kind == DEPOT_STACK) {
         depot_stack_unpack(stack_word(id), &head, &tail);
-        return head == key->head && tail == key->tail;
+        return head == key->head && tail == key->tail && stack_more(id) == key->more;
     }
     if ((header & ~DEPOT_NEXT_MASK) != depot_counted_header(key))
         return false;
@@ -249,11 +255,11 @@ static uint32_t mix_ids(uint64_t a, uint64_t b)
 
 uint32_t hwt_stackdepot_put(uint32_t tid, const uintptr_t *pcs, unsigned n)
 {
-    return hwt_stackdepot_put_cached(NULL, tid, pcs, n);
+    return hwt_stackdepot_put_cached(NULL, tid, pcs, n, 0);
 }
 
 uint32_t hwt_stackdepot_put_cached(struct hwt_stackdepot_cache *cache, uint32_t tid,
-                                   const uintptr_t *pcs, unsigned n)
+                                   const uintptr_t *pcs, unsigned n, unsigned more)
 {
     struct hwt_stackdepot_key key = {.kind = DEPOT_STACK};
     uint32_t id;
@@ -261,14 +267,17 @@ uint32_t hwt_stackdepot_put_cached(struct hwt_stackdepot_cache *cache, uint32_t 
 
     if (n == 0 || !depot_ready())
         return 0;
-    if (n > HWT_STACK_MAX_FRAMES)
+    if (n > HWT_STACK_MAX_FRAMES) {
+        more += n - HWT_STACK_MAX_FRAMES;
         n = HWT_STACK_MAX_FRAMES;
+    }
+    key.more = more < HWT_STACK_MORE_MAX ? more : HWT_STACK_MORE_MAX;
     key.head = frames_put(cache, pcs, n < HWT_DEPOT_INLINE ? n : HWT_DEPOT_INLINE);
     if (n > HWT_DEPOT_INLINE)
         key.tail = frames_put(cache, pcs + HWT_DEPOT_INLINE, n - HWT_DEPOT_INLINE);
     if (key.head == 0 || (n > HWT_DEPOT_INLINE && key.tail == 0))
         return 0;
-    key.hash = mix_ids(key.head, key.tail);
+    key.hash = mix_ids(key.head, (uint64_t)key.tail | (uint64_t)key.more << HWT_STACKDEPOT_ID_BITS);
     id = depot_insert(&key, &added);
     if (id == 0)
         return 0;
@@ -325,6 +334,26 @@ unsigned hwt_stackdepot_get(uint32_t id, uint32_t *tid, uintptr_t *pcs, unsigned
     if (tid)
         *tid = stack_tid;
     return n;
+}
+
+unsigned hwt_stackdepot_more(uint32_t id)
+{
+    if (__atomic_load_n(&depot_state, __ATOMIC_ACQUIRE) != DEPOT_READY || id == 0 ||
+        id >= __atomic_load_n(&depot_used, __ATOMIC_ACQUIRE) || id >= HWT_DEPOT_POOL_UNITS - 1)
+        return 0;
+    uint32_t header = depot_pool[id];
+    if (depot_record_kind(header) == DEPOT_ALIAS) {
+        const uint8_t *p = (const uint8_t *)&depot_pool[id + 1];
+        uint64_t x;
+        if (!depot_varint_get(&p, &x) || !depot_varint_get(&p, &x) || x == 0 || x >= id)
+            return 0;
+        id = (uint32_t)x;
+        header = depot_pool[id];
+    }
+    if (depot_record_kind(header) != DEPOT_STACK)
+        return 0;
+    uint32_t more = stack_more(id);
+    return more < HWT_STACK_MORE_MAX ? more : HWT_STACK_MORE_MAX;
 }
 
 void hwt_stackdepot_usage(uint64_t *stacks, uint64_t *bytes)

@@ -26,13 +26,18 @@ struct hwt_stackdepot_cache {
     } slot[HWT_STACKDEPOT_CACHE_SLOTS];
 };
 
-/* hwt_stackdepot_put through the calling thread's cache (NULL: none). */
+/* hwt_stackdepot_put through the calling thread's cache (NULL: none), of a stack cut after
+ * pcs[n - 1] with more frames not kept (0: none; part of what makes the stack distinct). */
 uint32_t hwt_stackdepot_put_cached(struct hwt_stackdepot_cache *cache, uint32_t tid,
-                                   const uintptr_t *pcs, unsigned n);
+                                   const uintptr_t *pcs, unsigned n, unsigned more);
 
 /* Copies up to max frames of stack id into pcs and its thread id into *tid.
  * Returns the frame count, 0 for an unknown id. signal-safe */
 unsigned hwt_stackdepot_get(uint32_t id, uint32_t *tid, uintptr_t *pcs, unsigned max);
+
+/* The frames stack id left out past its last (the more of its put); 0 for an unknown id.
+ * signal-safe */
+unsigned hwt_stackdepot_more(uint32_t id);
 
 /* Counters for stats: distinct stacks stored and bytes used. */
 void hwt_stackdepot_usage(uint64_t *stacks, uint64_t *bytes);

@@ -57,8 +57,14 @@ unsigned hwt_stackdepot_code_encode(uint8_t *buf, const struct hwt_stackdepot_ke
 
     if (key->kind == DEPOT_STACK) {
         uint64_t v = stack_pack(key->head, key->tail) | (uint32_t)DEPOT_STACK << DEPOT_KIND_SHIFT;
+        if (key->more == 0) {
+            __builtin_memcpy(buf, &v, sizeof(v));
+            return 2;
+        }
+        v |= DEPOT_STACK_MORE;
         __builtin_memcpy(buf, &v, sizeof(v));
-        return 2;
+        __builtin_memcpy(buf + sizeof(v), &key->more, sizeof(key->more));
+        return 3;
     }
     if (key->kind == DEPOT_FRAMES) {
         len += encode_frames(buf + len, key->pcs, key->n);

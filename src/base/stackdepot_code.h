@@ -17,7 +17,9 @@
  *           the frame count (1..32); then the codes of the frames (frame_put). Named by stacks
  *           only, never handed out.
  *   DEPOT_STACK  two units: the ids of its head and of its tail (0: the stack has no more
- *           than HWT_DEPOT_INLINE frames), 40 bits in the 42 bits left of the 64 (stack_pack).
+ *           than HWT_DEPOT_INLINE frames), 40 bits in the 42 bits left of the 64 (stack_pack);
+ *           bit 62 set when a third unit follows, the count of frames past the stack's last
+ *           that the capture left out (a stack cut at the depth limit).
  *           The stack as the first thread the depot saw captured it.
  *   DEPOT_ALIAS  the same stack from another thread: bits 20-23 and 26-31 as for frames;
  *           varint zigzag(tid - the first tid), varint id of the DEPOT_STACK record. The
@@ -31,6 +33,7 @@
 #define DEPOT_KIND_SHIFT 24u
 #define DEPOT_KIND_MASK 0x3u
 #define DEPOT_NR_SHIFT 26u
+#define DEPOT_STACK_MORE (UINT64_C(1) << 62) /* a DEPOT_STACK record's third unit is there */
 #define DEPOT_VARINT_MAX 10u /* bytes of a 64-bit varint; a frame code is never longer */
 #define DEPOT_RECORD_MAX (sizeof(uint32_t) + DEPOT_VARINT_MAX * (HWT_STACK_MAX_FRAMES + 2))
 /* Zero bytes past the pool, never written. A decoder reads at most this far from the unit it
@@ -54,6 +57,7 @@ struct hwt_stackdepot_key {
     const uintptr_t *pcs;
     unsigned n;
     uint32_t head, tail;
+    uint32_t more; /* DEPOT_STACK: frames past the last left out */
     uint64_t tid_code;
     uint32_t target;
 };

@@ -15,6 +15,7 @@
 #include "align.h"
 #include "maps.h"
 #include "os.h"
+#include "stackdepot_limits.h"
 
 /* libunwind steps through code without frame records (CFI); CMake says whether it is there
  * (Debian ships it for arm64 only). */
@@ -152,14 +153,19 @@ static struct stack_range stack_range_of(uintptr_t addr, bool use_cache)
 /* Follows frame records from fp while each lies in [lo, hi) and sits above the last (the
  * walk hwt_unwind_walk_key does); stores return addresses after dropping skip of them.
  * key: NULL, or a running hwt_unwind_key_step hash of the stored frames as they are on the
- * stack (with any pointer authentication code), as that walk mixes them. */
+ * stack (with any pointer authentication code), as that walk mixes them. more: NULL, or
+ * where to count the frames past max (at most HWT_STACK_MORE_MAX). */
 static unsigned walk_records(uintptr_t fp, uintptr_t lo, struct stack_range r, uintptr_t *pcs,
-                             unsigned n, unsigned max, unsigned skip, uint64_t *key)
+                             unsigned n, unsigned max, unsigned skip, uint64_t *key, unsigned *more)
 {
-    while (n < max) {
+    if (more != NULL)
+        *more = 0;
+    for (;;) {
         const uintptr_t *record;
         uintptr_t pc;
 
+        if (n == max && (more == NULL || *more == HWT_STACK_MORE_MAX))
+            break;
         if (fp < lo || fp < r.lo || fp > r.hi - HWT_FRAME_RECORD)
             break;
         record = (const uintptr_t *)fp;
@@ -168,6 +174,8 @@ static unsigned walk_records(uintptr_t fp, uintptr_t lo, struct stack_range r, u
             break;
         if (skip > 0) {
             skip--;
+        } else if (n == max) {
+            ++*more;
         } else {
             pcs[n++] = pc;
             if (key != NULL)
@@ -177,6 +185,21 @@ static unsigned walk_records(uintptr_t fp, uintptr_t lo, struct stack_range r, u
         fp = record[0];
     }
     return n;
+}
+
+unsigned hwt_unwind_count_more(uintptr_t fp, uintptr_t last)
+{
+    unsigned more = 0;
+    uintptr_t lo = fp;
+    while (more < HWT_STACK_MORE_MAX && fp != 0 && fp >= lo && fp <= last) {
+        const uintptr_t *record = (const uintptr_t *)fp;
+        if (strip_pc(record[1]) == 0)
+            break;
+        more++;
+        lo = fp + 1; /* strictly upwards: no loops */
+        fp = record[0];
+    }
+    return more;
 }
 
 /* Whether a frame pointer no record links to (the caller's) may be a record, as
@@ -199,7 +222,7 @@ static unsigned walk_from(uintptr_t fp, uintptr_t *pcs, unsigned max, unsigned s
     struct stack_range r = stack_range_of(fp, true);
     if (fp % sizeof(uintptr_t) != 0 || fp < r.lo || fp > r.hi - HWT_FRAME_RECORD)
         return 0;
-    return walk_records(fp, fp, r, pcs, 0, max, skip, NULL);
+    return walk_records(fp, fp, r, pcs, 0, max, skip, NULL, NULL);
 }
 
 __attribute__((noinline)) unsigned hwt_unwind_fast(uintptr_t *pcs, unsigned max, unsigned skip)
@@ -210,12 +233,15 @@ __attribute__((noinline)) unsigned hwt_unwind_fast(uintptr_t *pcs, unsigned max,
     return walk_from(((const uintptr_t *)fp)[0], pcs, max, skip);
 }
 
-unsigned hwt_unwind_caller(struct hwt_caller c, uintptr_t *pcs, unsigned max, uint64_t *key)
+unsigned hwt_unwind_caller(struct hwt_caller c, uintptr_t *pcs, unsigned max, uint64_t *key,
+                           unsigned *more)
 {
     uint64_t k = HWT_UNWIND_KEY_SEED;
     unsigned n = 0;
     uintptr_t pc = strip_pc(c.pc);
 
+    if (more != NULL)
+        *more = 0;
     if (max > 0 && pc != 0) {
         /* c.fp is a record of a frame above this one, on the same stack */
         uintptr_t here = (uintptr_t)__builtin_frame_address(0);
@@ -223,7 +249,7 @@ unsigned hwt_unwind_caller(struct hwt_caller c, uintptr_t *pcs, unsigned max, ui
         pcs[n++] = pc;
         k = hwt_unwind_key_step(k, c.pc);
         if (is_record(c.fp, here + 1, r))
-            n = walk_records(c.fp, here + 1, r, pcs, n, max, 0, &k);
+            n = walk_records(c.fp, here + 1, r, pcs, n, max, 0, &k, more);
     }
     if (key != NULL)
         *key = hwt_unwind_key_end(k);
@@ -273,7 +299,7 @@ bool hwt_unwind_stack_bounds(uintptr_t addr, uintptr_t *lo, uintptr_t *hi)
 }
 
 /* The walk from a signal context: pc first, then the frame records from its frame pointer. */
-static unsigned walk_context(void *ucontext, uintptr_t *pcs, unsigned max)
+static unsigned walk_context(void *ucontext, uintptr_t *pcs, unsigned max, unsigned *more)
 {
     const ucontext_t *uc = ucontext;
     uintptr_t pc, fp, sp;
@@ -295,7 +321,7 @@ static unsigned walk_context(void *ucontext, uintptr_t *pcs, unsigned max)
     pcs[0] = strip_pc(pc);
     /* The handler may run on an alternate stack: do not trust (or fill) the cache there. */
     r = stack_range_of(sp, false);
-    return walk_records(fp, sp, r, pcs, 1, max, 0, NULL);
+    return walk_records(fp, sp, r, pcs, 1, max, 0, NULL, more);
 }
 
 #if HWTAG_HAVE_LIBUNWIND
@@ -316,11 +342,13 @@ static void libunwind_prepare(void)
 }
 #endif
 
-unsigned hwt_unwind_signal(void *ucontext, uintptr_t *pcs, unsigned max)
+unsigned hwt_unwind_signal(void *ucontext, uintptr_t *pcs, unsigned max, unsigned *more)
 {
+    if (more != NULL)
+        *more = 0;
 #if HWTAG_HAVE_LIBUNWIND
     unw_cursor_t cursor;
-    unsigned n = 0;
+    unsigned n = 0, past = 0;
 
     if (max == 0)
         return 0;
@@ -330,14 +358,20 @@ unsigned hwt_unwind_signal(void *ucontext, uintptr_t *pcs, unsigned max)
             unw_word_t ip;
             if (unw_get_reg(&cursor, UNW_REG_IP, &ip) < 0 || strip_pc(ip) == 0)
                 break;
-            pcs[n++] = strip_pc(ip);
-        } while (n < max && unw_step(&cursor) > 0);
+            if (n < max)
+                pcs[n++] = strip_pc(ip);
+            else
+                past++; /* counted, not kept */
+        } while ((n < max || (more != NULL && past < HWT_STACK_MORE_MAX)) && unw_step(&cursor) > 0);
     }
     /* A lone pc means libunwind found no CFI; frame records may still lead further. */
-    if (n > 1)
+    if (n > 1) {
+        if (more != NULL)
+            *more = past;
         return n;
+    }
 #endif
-    return walk_context(ucontext, pcs, max);
+    return walk_context(ucontext, pcs, max, more);
 }
 
 void hwt_unwind_init(void)

@@ -36,8 +36,10 @@ static inline struct hwt_caller hwt_caller_of_record(uintptr_t fp)
 
 /* The stack from c on: pcs[0] is c.pc, then the return addresses of the frame records
  * from c.fp. key: NULL, or where to put the stack-cache key of what was stored (as
- * hwt_unwind_caller_key computes it). Called on the stack c was read on. */
-unsigned hwt_unwind_caller(struct hwt_caller c, uintptr_t *pcs, unsigned max, uint64_t *key);
+ * hwt_unwind_caller_key computes it). more: NULL, or where to put the number of frames past
+ * max (at most HWT_STACK_MORE_MAX). Called on the stack c was read on. */
+unsigned hwt_unwind_caller(struct hwt_caller c, uintptr_t *pcs, unsigned max, uint64_t *key,
+                           unsigned *more);
 
 /* Bounds [*lo, *hi) of the readable stack mapping holding addr (an address in a live
  * frame of this thread); false when they cannot be known. */
@@ -100,16 +102,20 @@ static inline uint64_t hwt_unwind_key_step(uint64_t key, uintptr_t pc)
  * checks it alike). Returns the number of records. fp must be a record of the calling
  * thread inside [lo, hi - 16]. A record's two words are read together; they need not be
  * aligned (user memory of the stack mapping either way). pcs: NULL, or where the walk
- * also stores each record's return address without authentication code (room for max). */
+ * also stores each record's return address without authentication code (room for max).
+ * next: NULL, or where to put the record after the last one walked when the walk stopped
+ * at max with more to come (checked as the walk checks its links), else 0. */
 static inline __attribute__((always_inline)) unsigned
 hwt_unwind_walk_key(uintptr_t fp, uintptr_t hi, unsigned max, uint64_t mul, uint64_t *key,
-                    uintptr_t *pcs)
+                    uintptr_t *pcs, uintptr_t *next)
 {
     uint64_t k = *key;
     uintptr_t last = hi - 2 * sizeof(uintptr_t);
     unsigned n = 0;
-    /* unrolled: with max a constant, the frame count is the code position and only the
-     * record checks remain in each step */
+    if (next != NULL)
+        *next = 0;
+        /* unrolled: with max a constant, the frame count is the code position and only the
+         * record checks remain in each step */
 #pragma GCC unroll 16
     for (unsigned i = 0; i < max; i++) {
         struct {
@@ -133,10 +139,17 @@ hwt_unwind_walk_key(uintptr_t fp, uintptr_t hi, unsigned max, uint64_t mul, uint
         if (!more)
             break;
         fp = record.next;
+        if (next != NULL && n == max)
+            *next = fp;
     }
     *key = k;
     return n;
 }
+
+/* Frames past a depth limit: the return addresses of the records from fp (one a walk
+ * reached through a checked link, or 0) up to the first zero one, while each record is
+ * above the last and at most last; at most HWT_STACK_MORE_MAX. */
+unsigned hwt_unwind_count_more(uintptr_t fp, uintptr_t last);
 
 /* The key of the stack from c (of max frames at most), for the allocation fast paths'
  * stack caches: c.pc, then the records from c.fp when it lies in the thread's stack
@@ -145,24 +158,31 @@ hwt_unwind_walk_key(uintptr_t fp, uintptr_t hi, unsigned max, uint64_t mul, uint
  * for max frames, where the walk also stores the stack the key is of as hwt_unwind_caller
  * would (addresses without authentication code, up to the first zero one), and *stored
  * their count: for a miss of the cache, without hwt_unwind_caller's look-up of the stack's
- * bounds and its checks at each frame. */
+ * bounds and its checks at each frame; and *more the frames past max (those of a stack
+ * cut at its first zero address are not counted). */
 static inline __attribute__((always_inline)) unsigned
 hwt_unwind_caller_walk(struct hwt_caller c, uintptr_t lo, uintptr_t room, unsigned max,
-                       const uint64_t *constants, uint64_t *key, uintptr_t *pcs, unsigned *stored)
+                       const uint64_t *constants, uint64_t *key, uintptr_t *pcs, unsigned *stored,
+                       unsigned *more)
 {
     uint64_t k = hwt_unwind_key_mix(constants[0], c.pc, constants[1]);
     unsigned n = 1;
+    uintptr_t next = 0;
     if (pcs != NULL)
         pcs[0] = c.pc & HWT_UNWIND_PC_MASK;
-    if (__builtin_expect(c.fp - lo < room, 1))
+    if (__builtin_expect(c.fp - lo < room, 1)) {
         n += hwt_unwind_walk_key(c.fp, lo + room + 2 * sizeof(uintptr_t), max - 1, constants[1], &k,
-                                 pcs == NULL ? NULL : pcs + 1);
+                                 pcs == NULL ? NULL : pcs + 1, pcs == NULL ? NULL : &next);
+        if (pcs != NULL && max == 1)
+            next = c.fp;
+    }
     *key = hwt_unwind_key_end(k);
     if (pcs != NULL) { /* the stack ends at its first zero address, as hwt_unwind_caller's */
         unsigned i = 0;
         while (i < n && pcs[i] != 0)
             i++;
         *stored = i;
+        *more = i == max ? hwt_unwind_count_more(next, lo + room) : 0;
     }
     return n;
 }
@@ -172,11 +192,12 @@ static inline __attribute__((always_inline)) unsigned
 hwt_unwind_caller_key(struct hwt_caller c, uintptr_t lo, uintptr_t room, unsigned max,
                       const uint64_t *constants, uint64_t *key)
 {
-    return hwt_unwind_caller_walk(c, lo, room, max, constants, key, NULL, NULL);
+    return hwt_unwind_caller_walk(c, lo, room, max, constants, key, NULL, NULL, NULL);
 }
 
 /* The stack of the interrupted code: pcs[0] is the faulting pc. ucontext is the
- * third argument of an SA_SIGINFO handler. signal-safe */
-unsigned hwt_unwind_signal(void *ucontext, uintptr_t *pcs, unsigned max);
+ * third argument of an SA_SIGINFO handler. more: NULL, or where to put the number of frames
+ * past max (at most HWT_STACK_MORE_MAX). signal-safe */
+unsigned hwt_unwind_signal(void *ucontext, uintptr_t *pcs, unsigned max, unsigned *more);
 
 #endif

@@ -78,7 +78,9 @@ hwt_slot_prepare_ref(struct hwt_slab_ref ref, size_t requested, bool zero, uint3
         __builtin_memset((void *)ref.addr, 0, usable);
     }
     void *ptr = (void *)tagged_addr;
-    unsigned tag = mte_ptr_tag(ptr);
+    /* a slot's address in a bin or from a span carries no tag (free pushes the address
+     * it checked against the span's): untagged, the word's tag is 0 without reading it */
+    unsigned tag = tagged ? mte_ptr_tag(ptr) : 0;
     if (tail != NULL)
         hwt_tail_put(tail, ptr, requested, zero);
     __atomic_store_n(&ref.slot->word, hwt_slab_slot_word(HWT_SLOT_LIVE, tag, requested, stack, 0),

@@ -113,6 +113,8 @@ struct hwt_tcache *hwt_tcache_create(void)
     hwt_self.flags = (hwt_self.flags & HWT_TCACHE_NOLEAK) | (hwt_mte_active ? HWT_TCACHE_MTE : 0u) |
                      (hwt_opts.stacktrace == HWT_ON ? HWT_TCACHE_STACK : 0u) |
                      (hwt_tail_active ? HWT_TCACHE_TAIL : 0u);
+    if ((hwt_self.flags & HWT_TCACHE_STACK) && hwt_opts.stack_depth != HWT_STACK_DEFAULT_DEPTH)
+        hwt_self.flags |= HWT_TCACHE_DEPTH;
     uintptr_t here = (uintptr_t)__builtin_frame_address(0);
     uintptr_t lo, hi;
     /* Only a cache that captures stacks walks them: the bounds cost a read of

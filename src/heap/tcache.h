@@ -42,6 +42,9 @@ enum {
     /* inside hwtag_leak_disable: no inlined copy matches, so every allocation reaches the
      * general path, which tells the leak check to leave the object out */
     HWT_TCACHE_NOLEAK = 16,
+    /* stacks of HWTAG_STACK_DEPTH frames, not HWT_STACK_DEFAULT_DEPTH: no inlined copy
+     * matches, and alloc.c's copies walk to the option's depth */
+    HWT_TCACHE_DEPTH = 32,
 };
 
 struct hwt_tcache {

@@ -15,6 +15,7 @@
 #include "chain.h"
 #include "context.h"
 #include "fmt.h"
+#include "frame.h"
 #include "history.h"
 #include "infer.h"
 #include "lookup.h"
@@ -101,7 +102,7 @@ static void tag_fault(siginfo_t *info, void *ucontext, const struct hwt_libc_cal
     r->tid = hwt_os_gettid();
     r->comm = hwt_sink_comm();
     hwt_context_describe(r, ucontext);
-    r->stack_len = hwt_unwind_signal(ucontext, r->stack, HWT_STACK_MAX_FRAMES);
+    r->stack_len = hwt_unwind_signal(ucontext, r->stack, HWT_STACK_MAX_FRAMES, &r->stack_more);
     drop_wrapper_frames(r);
     if (r->asynchronous) {
         r->bug = HWTAG_BUG_INVALID_ACCESS;
@@ -262,6 +263,7 @@ static struct hwt_report *begin_call_report(enum hwtag_bug_type bug, const void 
     r->pointer_tag = mte_ptr_tag(ptr);
     unsigned n = hwt_unwind_fast(pcs, HWT_STACK_MAX_FRAMES, 0);
     unsigned skip = skip_allocator_frames(pcs, n);
+    skip += hwt_frame_first_user(pcs + skip, n - skip); /* operator delete, say */
     for (unsigned i = skip; i < n; i++)
         r->stack[r->stack_len++] = pcs[i];
     /* Only heap memory is known to be mapped: never load a tag of a foreign pointer. */

@@ -417,3 +417,52 @@ void hwt_frame_modules(struct hwt_buf *b)
     }
     install_note(b);
 }
+
+void hwt_frame_more(struct hwt_buf *b, unsigned more)
+{
+    if (more != 0)
+        hwt_fmt_printf(b, " ... %u more frame%s not recorded\n", more, more == 1 ? "" : "s");
+}
+
+/* libstdc++'s (and libc++'s) replaceable allocation and deallocation functions, mangled:
+ * operator new, new[], delete and delete[] of every signature. */
+static bool cxx_operator(const char *name)
+{
+    return strncmp(name, "_Znw", 4) == 0 || strncmp(name, "_Zna", 4) == 0 ||
+           strncmp(name, "_Zdl", 4) == 0 || strncmp(name, "_Zda", 4) == 0;
+}
+
+/* The allocator's own functions that can stand above the program's call: the exported
+ * entry points (one calling another, as realloc(NULL, n) malloc) and the internal ones. */
+static bool own_entry(const char *name)
+{
+    static const char *const entries[] = {
+        "malloc",        "free",     "calloc", "realloc", "reallocarray", "posix_memalign",
+        "aligned_alloc", "memalign", "valloc", "pvalloc", "free_sized",   "free_aligned_sized",
+        "cfree",         NULL};
+    if (strncmp(name, "hwt_", 4) == 0 || strncmp(name, "hwtag_", 6) == 0)
+        return true;
+    for (unsigned i = 0; entries[i] != NULL; i++)
+        if (strcmp(name, entries[i]) == 0)
+            return true;
+    return false;
+}
+
+unsigned hwt_frame_first_user(const uintptr_t *pcs, unsigned n)
+{
+    struct hwt_symbol self;
+    self.module = NULL;
+    /* the module this code is in: libhwtag.so, or the program it is linked into */
+    bool have_self = hwt_symtab_lookup((uintptr_t)hwt_frame_first_user, &self);
+    for (unsigned i = 0; i < n; i++) {
+        struct hwt_symbol sym;
+        sym.function = NULL;
+        sym.module = NULL;
+        if (!hwt_symtab_lookup(pcs[i], &sym) || sym.function == NULL)
+            return i;
+        bool own = have_self && sym.module == self.module && own_entry(sym.function);
+        if (!own && !cxx_operator(sym.function))
+            return i;
+    }
+    return 0;
+}

@@ -161,13 +161,15 @@ dump_bytes(struct hwt_buf *b, const struct hwt_leak_object *o)
 }
 
 static void print_group(struct hwt_buf *b, struct hwt_report *r, const struct hwt_leak_graph *g,
-                        const struct group *gr, const uintptr_t *pcs, unsigned n, uint32_t tid)
+                        const struct group *gr, const uintptr_t *pcs, unsigned n, uint32_t tid,
+                        unsigned more)
 {
     const struct hwt_leak_object *o = &g->objects[gr->example];
     char name[NAME_CAP];
     hwt_fmt_printf(b, "\n%s leak of %zu byte(s) in %zu object(s) allocated from:\n",
                    gr->indirect ? "Indirect" : "Direct", gr->bytes, gr->objects);
     hwt_frame_list(b, r, pcs, n, false);
+    hwt_frame_more(b, more);
     hwt_fmt_printf(b,
                    " The first %zu of %zu bytes of the object at %lx (tag %02x), allocated by "
                    "task %u",
@@ -245,7 +247,10 @@ size_t hwt_leak_print(struct hwt_leak_graph *g, size_t hidden)
         uint32_t tid = 0;
         unsigned n =
             gs[i].stack != 0 ? hwt_stackdepot_get(gs[i].stack, &tid, pcs, HWT_STACK_MAX_FRAMES) : 0;
-        int k = suppressed(pcs, n);
+        unsigned first = hwt_frame_first_user(pcs, n);
+        const uintptr_t *user = pcs + first;
+        n -= first;
+        int k = suppressed(user, n);
         if (k >= 0) {
             supp_used[k][0] += gs[i].objects;
             supp_used[k][1] += gs[i].bytes;
@@ -266,7 +271,7 @@ size_t hwt_leak_print(struct hwt_leak_graph *g, size_t hidden)
             continue;
         }
         listed++;
-        print_group(&b, &r, g, &gs[i], pcs, n, tid);
+        print_group(&b, &r, g, &gs[i], user, n, tid, hwt_stackdepot_more(gs[i].stack));
         flush(&b, false);
     }
     if (reported > 0) {

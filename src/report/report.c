@@ -91,6 +91,7 @@ static void thread_origin(struct hwt_buf *b, const struct hwt_report *r, int tid
             hwt_fmt_printf(b, " (stack not available)\n");
         else
             hwt_frame_list(b, r, t->created.pcs, t->created.len, false);
+        hwt_frame_more(b, t->created.more);
         i = thread_index(r, t->parent, 0);
     }
 }
@@ -109,6 +110,7 @@ static void object_stack(struct hwt_buf *b, const struct hwt_report *r, const ch
     thread_name(b, r, (int)st->tid);
     hwt_fmt_printf(b, ":\n");
     hwt_frame_list(b, r, st->pcs, st->len, false);
+    hwt_frame_more(b, st->more);
     thread_origin(b, r, (int)st->tid, printed);
 }
 
@@ -302,6 +304,7 @@ size_t hwt_report_format(const struct hwt_report *r, char *buf, size_t cap)
         hwt_fmt_printf(&b, "Asynchronous fault: no details available\n");
         hwt_fmt_printf(&b, "\nCall trace:\n");
         hwt_frame_list(&b, r, r->stack, r->stack_len, r->access != HWTAG_ACCESS_FREE);
+        hwt_frame_more(&b, r->stack_more);
         thread_origin(&b, r, r->tid, &printed);
         hwt_fmt_printf(&b, "\nThe fault surfaced at a later kernel entry, not at the access. "
                            "Rerun with HWTAG_MODE=sync to find the faulting access.\n");
@@ -312,6 +315,7 @@ size_t hwt_report_format(const struct hwt_report *r, char *buf, size_t cap)
         access_line(&b, r);
         hwt_fmt_printf(&b, "\nCall trace:\n");
         hwt_frame_list(&b, r, r->stack, r->stack_len, r->access != HWTAG_ACCESS_FREE);
+        hwt_frame_more(&b, r->stack_more);
         thread_origin(&b, r, r->tid, &printed);
         if (r->have_object) {
             if (r->object.ever_used || r->object.alloc_stack != 0)

@@ -24,7 +24,8 @@
 /* A stack from the depot, copied out for formatting. */
 struct hwt_report_stack {
     uint32_t tid;
-    unsigned len; /* 0: not available */
+    unsigned len;  /* 0: not available */
+    unsigned more; /* frames past pcs[len - 1] the capture left out (HWTAG_STACK_DEPTH) */
     uintptr_t pcs[HWT_STACK_MAX_FRAMES];
 };
 
@@ -57,6 +58,7 @@ struct hwt_report {
     bool symbolize; /* ask the external symbolizer for lines (fault.c: HWTAG_SYMBOLIZE) */
     uintptr_t stack[HWT_STACK_MAX_FRAMES]; /* access stack, stack[0] = faulting pc */
     unsigned stack_len;
+    unsigned stack_more; /* frames of the access stack past stack[stack_len - 1] */
     /* filled in by hwt_infer_bug from the heap metadata (or by fault.c for a bad free) */
     bool have_object;
     struct hwt_object object;

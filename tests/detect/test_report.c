@@ -144,6 +144,24 @@ static __attribute__((noinline)) void use_here(volatile unsigned char *p)
     sink = p[8];
 }
 
+/* A use levels frames deep: its call trace is cut at its 32 frames. */
+static __attribute__((noinline)) void deep_use(int levels, volatile unsigned char *p)
+{
+    if (levels > 0)
+        deep_use(levels - 1, p);
+    else
+        use_here(p);
+    sink_ptr = NULL;
+}
+
+static __attribute__((noinline)) void deep_stacks(void *arg)
+{
+    (void)arg;
+    unsigned char *p = alloc_here(100);
+    free_here(p);
+    deep_use(40, p);
+}
+
 static __attribute__((noinline)) void three_stacks(void *arg)
 {
     (void)arg;
@@ -526,6 +544,28 @@ static void test_stacks_name_their_functions(void **state)
     expect_text(&result, "located 8 bytes inside of\n 100-byte region");
 }
 
+/* A stack cut at its limit ends with a line that says how many frames it left out. */
+static void test_cut_call_trace_says_what_it_left_out(void **state)
+{
+    (void)state;
+    run_report(deep_stacks, NULL, &result);
+    expect_text(&result, "BUG: KASAN: slab-use-after-free in use_here+0x");
+    const char *trace = strstr(result.output, "\nCall trace:\n");
+    assert_non_null(trace);
+    const char *end = strstr(trace, "\n\n");
+    const char *marker = strstr(trace, " more frames not recorded\n");
+    assert_non_null(marker);
+    assert_true(end == NULL || marker < end);
+    unsigned lines = 0;
+    for (const char *q = trace + strlen("\nCall trace:\n"); q < marker; q = strchr(q, '\n') + 1)
+        lines++;
+    assert_int_equal(lines, 32 + 1); /* the frames, then the marker's own line */
+    /* the allocation and free stacks are short: no marker */
+    const char *alloc = strstr(result.output, "\nAllocated by task ");
+    assert_non_null(alloc);
+    assert_null(strstr(alloc, "not recorded"));
+}
+
 /* Every entry point's stack starts at the program's call, whichever path it takes. */
 static void test_entry_stacks_start_at_the_call(void **state)
 {
@@ -688,6 +728,7 @@ int main(void)
         cmocka_unit_test(test_registers_and_summary),
         cmocka_unit_test(test_stacks_name_their_functions),
         cmocka_unit_test(test_entry_stacks_start_at_the_call),
+        cmocka_unit_test(test_cut_call_trace_says_what_it_left_out),
         cmocka_unit_test(test_stacktrace_off_says_stacks_are_not_available),
         cmocka_unit_test(test_stacktrace_off_keeps_no_history),
         cmocka_unit_test(test_stale_pointer_into_reused_slot),

@@ -495,7 +495,7 @@ static void test_list_sets_every_key(void **state)
     uint64_t given;
     struct diags d;
     assert_int_equal(parse_list("mode=async:fault=report:sample=10:sample_order=5:stacktrace=off:"
-                                "log_path=/tmp/r.%p:verbose=on:symbolize=off:"
+                                "stack_depth=20:log_path=/tmp/r.%p:verbose=on:symbolize=off:"
                                 "symbolizer=/usr/bin/addr2line:max_reports=7:print_stats=on:"
                                 "detect_leaks=on:leak_exitcode=9:leak_tags=ignore:"
                                 "leak_max_objects=3:suppressions=/tmp/supp",
@@ -506,6 +506,7 @@ static void test_list_sets_every_key(void **state)
     assert_int_equal(o.sample, 10);
     assert_int_equal(o.sample_order, 5);
     assert_int_equal(o.stacktrace, HWT_OFF);
+    assert_int_equal(o.stack_depth, 20);
     assert_string_equal(o.log_path, "/tmp/r.%p");
     assert_int_equal(o.verbose, HWT_ON);
     assert_int_equal(o.symbolize, HWT_OFF);

@@ -81,6 +81,34 @@ static void test_get_round_trip(void **state)
     assert_memory_equal(out, pcs, sizeof(pcs));
 }
 
+/* A stack cut at its depth limit keeps the count of the frames left out: a part of what
+ * makes it distinct, on both threads' records, and capped. */
+static void test_cut_stack_keeps_its_count(void **state)
+{
+    uintptr_t pcs[HWT_STACK_MAX_FRAMES], out[HWT_STACK_MAX_FRAMES];
+    uint32_t whole, cut, other, tid = 0;
+
+    (void)state;
+    make_stack(pcs, 12, 4100);
+    whole = hwt_stackdepot_put(1234, pcs, 12);
+    cut = hwt_stackdepot_put_cached(NULL, 1234, pcs, 12, 7);
+    assert_int_not_equal(whole, 0);
+    assert_int_not_equal(cut, 0);
+    assert_int_not_equal(whole, cut);
+    assert_int_equal(hwt_stackdepot_more(whole), 0);
+    assert_int_equal(hwt_stackdepot_more(cut), 7);
+    assert_int_equal(hwt_stackdepot_put_cached(NULL, 1234, pcs, 12, 7), cut);
+    assert_int_equal(hwt_stackdepot_get(cut, &tid, out, HWT_STACK_MAX_FRAMES), 12);
+    assert_memory_equal(out, pcs, 12 * sizeof(uintptr_t));
+    other = hwt_stackdepot_put_cached(NULL, 4321, pcs, 12, 7); /* an alias */
+    assert_int_equal(hwt_stackdepot_more(other), 7);
+    assert_int_equal(hwt_stackdepot_get(other, &tid, out, HWT_STACK_MAX_FRAMES), 12);
+    assert_int_equal(tid, 4321);
+    assert_int_equal(hwt_stackdepot_more(hwt_stackdepot_put_cached(NULL, 1234, pcs, 12, 1u << 30)),
+                     HWT_STACK_MORE_MAX);
+    assert_int_equal(hwt_stackdepot_more(0), 0);
+}
+
 static void assert_round_trip(uint32_t tid, const uintptr_t *pcs, unsigned n)
 {
     uintptr_t out[HWT_STACK_MAX_FRAMES];
@@ -295,7 +323,7 @@ static void test_cached_puts_agree_with_uncached(void **state)
             make_stack(pcs + 4, 8, 6000 + i);  /* ...under many callers */
             if (i % 3 == 0)
                 make_stack(pcs, 4, 7000 + i); /* and some heads over one caller */
-            uint32_t cached = hwt_stackdepot_put_cached(&cache, FIRST_TID, pcs, 12);
+            uint32_t cached = hwt_stackdepot_put_cached(&cache, FIRST_TID, pcs, 12, 0);
             assert_int_not_equal(cached, 0);
             assert_int_equal(cached, hwt_stackdepot_put(FIRST_TID, pcs, 12));
             assert_int_equal(hwt_stackdepot_get(cached, &tid, out, 12), 12);
@@ -381,6 +409,7 @@ int main(void)
         cmocka_unit_test(test_same_stack_same_id),
         cmocka_unit_test(test_distinct_stacks_distinct_ids),
         cmocka_unit_test(test_get_round_trip),
+        cmocka_unit_test(test_cut_stack_keeps_its_count),
         cmocka_unit_test(test_frames_across_modules),
         cmocka_unit_test(test_known_frames_cost_little),
         cmocka_unit_test(test_other_thread_shares_frames),

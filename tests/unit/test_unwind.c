@@ -207,7 +207,7 @@ __attribute__((noipa)) static void key_leaf(struct keys *k)
 #endif
     k->walk_n = hwt_unwind_caller_key(c, lo, hi - 2 * sizeof(uintptr_t) - lo, KEY_FRAMES,
                                       hwt_unwind_key_constants, &k->walk);
-    k->fast_n = hwt_unwind_caller(c, pcs, KEY_FRAMES, &k->fast);
+    k->fast_n = hwt_unwind_caller(c, pcs, KEY_FRAMES, &k->fast, NULL);
     keep_frame();
     sink++; /* no tail call */
 }
@@ -364,7 +364,7 @@ static unsigned fake_chain(unsigned at, uintptr_t next, uintptr_t pc, uint64_t *
     struct hwt_caller c = {0x400090, (uintptr_t)rec};
     unsigned walk_n = hwt_unwind_caller_key(c, lo, hi - 2 * sizeof(uintptr_t) - lo, KEY_FRAMES,
                                             hwt_unwind_key_constants, &walk);
-    unsigned n = hwt_unwind_caller(c, pcs, KEY_FRAMES, key);
+    unsigned n = hwt_unwind_caller(c, pcs, KEY_FRAMES, key, NULL);
     assert_int_equal(walk_n, n);
     assert_true(walk == *key);
     assert_true(pcs[0] == 0x400090);
@@ -381,7 +381,7 @@ static void test_stored_walk_matches_capture(void **state)
     for (unsigned zero = 0; zero < 2; zero++) {
         uintptr_t rec[6], lo, hi, pcs[KEY_FRAMES], got[KEY_FRAMES];
         uint64_t key, walk, fast;
-        unsigned stored = 0;
+        unsigned stored = 0, more = 1;
         rec[0] = (uintptr_t)&rec[2];
         rec[1] = 0x4000a0;
         rec[2] = (uintptr_t)&rec[4];
@@ -391,17 +391,45 @@ static void test_stored_walk_matches_capture(void **state)
         assert_true(hwt_unwind_stack_bounds((uintptr_t)rec, &lo, &hi));
         uintptr_t room = hi - 2 * sizeof(uintptr_t) - lo;
         struct hwt_caller c = {0x400090, (uintptr_t)rec};
-        unsigned n = hwt_unwind_caller(c, pcs, KEY_FRAMES, &key);
+        unsigned n = hwt_unwind_caller(c, pcs, KEY_FRAMES, &key, NULL);
         unsigned walk_n = hwt_unwind_caller_walk(c, lo, room, KEY_FRAMES, hwt_unwind_key_constants,
-                                                 &walk, got, &stored);
+                                                 &walk, got, &stored, &more);
         hwt_unwind_caller_key(c, lo, room, KEY_FRAMES, hwt_unwind_key_constants, &fast);
         assert_int_equal(n, zero ? 2 : 4);
         assert_int_equal(stored, n);
         assert_memory_equal(got, pcs, n * sizeof(uintptr_t));
         assert_int_equal(walk_n, 4);
         assert_true(walk == fast);
+        assert_int_equal(more, 0);
         sink++;
     }
+}
+
+/* A stack cut at the depth limit counts the frames it leaves out, both general walks alike,
+ * and the key is the one of the frames kept. */
+static void test_cut_stack_counts_the_rest(void **state)
+{
+    (void)state;
+    uintptr_t rec[12], lo, hi, pcs[3], got[3];
+    uint64_t key, walk, fast;
+    unsigned stored = 0, more = 0, more_caller = 0;
+    for (unsigned i = 0; i < 6; i++) {
+        rec[2 * i] = i == 5 ? 0 : (uintptr_t)&rec[2 * i + 2];
+        rec[2 * i + 1] = 0x400100 + 0x10 * i;
+    }
+    assert_true(hwt_unwind_stack_bounds((uintptr_t)rec, &lo, &hi));
+    uintptr_t room = hi - 2 * sizeof(uintptr_t) - lo;
+    struct hwt_caller c = {0x400090, (uintptr_t)rec};
+    /* 7 frames: c.pc and the 6 records; 3 kept */
+    unsigned n = hwt_unwind_caller(c, pcs, 3, &key, &more_caller);
+    hwt_unwind_caller_walk(c, lo, room, 3, hwt_unwind_key_constants, &walk, got, &stored, &more);
+    hwt_unwind_caller_key(c, lo, room, 3, hwt_unwind_key_constants, &fast);
+    assert_int_equal(n, 3);
+    assert_int_equal(stored, 3);
+    assert_int_equal(more_caller, 4);
+    assert_int_equal(more, 4);
+    assert_true(walk == key && walk == fast);
+    sink++;
 }
 
 /* Where the caller's frame pointer points, a "record" whose next word is neither 0 nor a
@@ -431,7 +459,7 @@ static void on_segv(int sig, siginfo_t *info, void *ucontext)
 {
     (void)sig;
     (void)info;
-    sig_n = hwt_unwind_signal(ucontext, sig_pcs, MAX_FRAMES);
+    sig_n = hwt_unwind_signal(ucontext, sig_pcs, MAX_FRAMES, NULL);
     /* as a malloc inside a handler would: on the alternate stack, a second cached range */
     sig_fast_n = hwt_unwind_fast(sig_fast_pcs, MAX_FRAMES, 0);
     mprotect((void *)guard, guard_size, PROT_READ);
@@ -534,6 +562,7 @@ int main(void)
         cmocka_unit_test(test_thread_stack_bounds),
         cmocka_unit_test(test_readable_stops_at_unreadable_page),
         cmocka_unit_test(test_stored_walk_matches_capture),
+        cmocka_unit_test(test_cut_stack_counts_the_rest),
         cmocka_unit_test(test_walk_drops_a_data_record),
         cmocka_unit_test(test_signal_unwind_from_fault),
         cmocka_unit_test(test_signal_unwind_through_leaf),

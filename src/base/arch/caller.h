@@ -32,6 +32,15 @@ static inline __attribute__((always_inline)) uintptr_t hwt_arch_entry_return(voi
     __asm__("mov %0, x30" : "=r"(pc));
     return pc;
 }
+/* The same, read where it is written: volatile, so the compiler keeps the two moves on the
+ * way that needs them (a fast path's stack walk, a tail call to the general path) instead of
+ * at the entry, where the ways without stacks would pay for them too. */
+static inline __attribute__((always_inline)) void hwt_arch_entry_caller_here(uintptr_t *pc,
+                                                                             uintptr_t *fp)
+{
+    __asm__ volatile("mov %0, x30" : "=r"(*pc));
+    __asm__ volatile("mov %0, x29" : "=r"(*fp));
+}
 #else
 #define HWT_ARCH_HAVE_FRAMELESS 0
 #define HWT_ARCH_FRAMELESS __attribute__((noinline))
