@@ -452,7 +452,7 @@ def main():
     for c, cname in CRITERIA:
         if c == "k":
             continue
-        at, below = 0, 0
+        at, ahead, below, unclaimed = 0, 0, 0, 0
         for prog in progs:
             ours = results[(prog["name"], "libhwtag")][c][0]
             peers = [results[(prog["name"], t)][c][0] for t in TOOLS[1:]]
@@ -462,8 +462,10 @@ def main():
             best = any(p for p in peers)
             if ours or not best:
                 at += 1
+                ahead += bool(ours and not best)
             else:
-                below += 1
+                below += claimed
+                unclaimed += not claimed
                 if claimed:
                     behind.append("BEHIND: %s, criterion %s (%s): libhwtag %s; peers %s" % (
                         prog["name"], c, cname, cell(results[(prog["name"], "libhwtag")][c]),
@@ -471,8 +473,9 @@ def main():
                                   for t in TOOLS[1:])))
                 else:
                     summary.append("behind, not claimed: %s %s (%s)" % (prog["name"], c, cname))
-        summary.append("criterion %s (%s): libhwtag at or above the best peer on %d, below on %d"
-                       % (c, cname, at, below))
+        summary.append("criterion %s (%s): libhwtag at or above the best peer on %d (ahead of "
+                       "both on %d), below on %d claimed, %d unclaimed"
+                       % (c, cname, at, ahead, below, unclaimed))
     k_fail = [p["name"] for p in progs if results[(p["name"], "libhwtag")]["k"][0] is False
               and "k" not in p.get("unclaimed", "")]
     for n in k_fail:

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 // A use-after-free write; libhwtag runs it with HWTAG_MODE=async, ASan and HWASan as is.
 #include <stdlib.h>
 #include <stdio.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Overflow inside the C++ library: a std::string built from a buffer shorter than the
 // length passed, so libstdc++ copies 24 bytes out of a 16-byte array.
 #include <cstdio>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // std::vector index past the end through data(): the sample count is off by one.
 #include <cstdio>
 #include <vector>

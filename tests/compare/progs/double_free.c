@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 // Double free: an error path releases the configuration, then the normal path does too.
 #include <stdlib.h>
 #include <string.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 // A read past the end that stays inside the object's last 16-byte granule: malloc(13) and a
 // loop reading 14 bytes. MTE tags whole granules, so no tag check can see it; HWASan's
 // short granules and ASan's 8-byte shadow can. libhwtag does not claim this one.

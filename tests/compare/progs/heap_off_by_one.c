@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 // Heap overflow by one in a loop: `<=` instead of `<` while filling a buffer.
 #include <stdlib.h>
 #include <stdio.h>

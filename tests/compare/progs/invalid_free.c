@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 // Invalid free: the packet's payload pointer (interior) is freed instead of the packet.
 #include <stdlib.h>
 #include <stdio.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 // Use-after-free in a linked list: the removal frees a node, the caller keeps using it.
 #include <stdlib.h>
 #include <stdio.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 // Overflow inside memcpy called from a user function: 80 bytes into a 64-byte record.
 #include <stdlib.h>
 #include <string.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 // Overflow inside memset called from a user function: the table is cleared with the size
 // in bytes of 18 ints, but only 16 were allocated.
 #include <stdlib.h>

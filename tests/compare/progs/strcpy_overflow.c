@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 // Overflow inside strcpy called from a user function: the name plus its NUL needs 21 bytes.
 #include <stdlib.h>
 #include <string.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 // An overflow in a stripped executable (the script strips it after the build).
 #include <stdlib.h>
 #include <stdio.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 // A write inside the last 16-byte granule: malloc(13), then p[13]. MTE cannot see it at
 // the store (same granule); libhwtag finds it at free through the tail pattern.
 #include <stdlib.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 // A bug in a thread created by another thread, on memory allocated in a third thread:
 // main starts "loader", which allocates the job; main starts "dispatcher", which starts
 // "worker", which writes one int past the job's buffer.
