@@ -201,13 +201,29 @@ static bool string_routine(const char *name)
     return false;
 }
 
+/* A function of the C++ library compiled into the program (a template of std:: or
+ * __gnu_cxx::, as mangled: _ZSt..., _ZNSt..., _ZNKSt..., the std abbreviations _ZNSa...,
+ * _ZNSs..., and _ZN9__gnu_cxx...): vector's destructor, operator[]. */
+static bool cxx_library_name(const char *name)
+{
+    static const char *const prefixes[] = {"_ZSt", "_ZNS", "_ZNKS", "_ZN9__gnu_cxx",
+                                           "_ZNK9__gnu_cxx"};
+    for (unsigned i = 0; i < sizeof(prefixes) / sizeof(prefixes[0]); i++)
+        if (starts_with(name, prefixes[i]))
+            return true;
+    return false;
+}
+
 /* A frame the header passes over for its caller, as the kernel's checked memcpy reports in
  * the caller: the C library's string and memory routines (and its code without a symbol,
- * its local implementations of them when no debug file names them), and the C++ library. */
+ * its local implementations of them when no debug file names them), and the C++ library,
+ * in its module or compiled into the program. */
 static bool library_routine(const struct frame *f)
 {
     if (!f->known || f->sym.module == NULL)
         return false;
+    if (f->sym.function != NULL && cxx_library_name(f->sym.function))
+        return true;
     const char *module = basename_of(f->sym.module);
     if (starts_with(module, "libstdc++.so"))
         return true;
