@@ -25,7 +25,7 @@ import time
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 HERE = os.path.join(ROOT, "tests", "integration")
 QEMU = ["qemu-aarch64", "-cpu", "max,sve=off", "-L", "/"]
-INSNCOUNT = "/work/shared/tools/insncount/insncount"
+INSNCOUNT = os.path.join(os.path.dirname(ROOT), "shared", "tools", "insncount", "insncount")
 
 CONFIGS = [  # name, label, environment (LIB / SHIM substituted)
     ("glibc", "glibc", {}),
@@ -151,6 +151,7 @@ def fmt_m(n):
 
 
 def main():
+    global INSNCOUNT
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--lib", default=os.path.join(ROOT, "build/aarch64/lib/libhwtag.so"))
     ap.add_argument("--programs", default=os.path.join(ROOT, ".programs"))
@@ -160,8 +161,10 @@ def main():
     ap.add_argument("--no-insns", action="store_true")
     ap.add_argument("--no-time", action="store_true")
     ap.add_argument("--strace", action="store_true", help="syscall counts per configuration")
+    ap.add_argument("--insncount", default=INSNCOUNT, help="the insncount script")
     ap.add_argument("--out", default=os.path.join(ROOT, "results", "programs.md"))
     a = ap.parse_args()
+    INSNCOUNT = a.insncount
 
     lib = os.path.realpath(a.lib)
     progs = os.path.realpath(a.programs)
