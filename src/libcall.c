@@ -46,7 +46,7 @@ static inline __attribute__((always_inline)) void record(enum hwt_libc_id id, co
         ret(*real) params = (ret(*) params)hwt_libc_real(id);                                      \
         return real != NULL ? real args : (fallback);                                              \
     }                                                                                              \
-    EXPORT HWT_LIBC_WRAPPER HWT_ARCH_FRAMELESS ret name params                                     \
+    EXPORT HWT_ARCH_FRAMELESS ret name params                                                      \
     {                                                                                              \
         record(id, a, b, n, hwt_arch_entry_return());                                              \
         ret(*real) params =                                                                        \

@@ -63,17 +63,6 @@ void *hwt_libc_real(enum hwt_libc_id id)
     return real;
 }
 
-/* The linker's bounds of the wrappers' section; weak: none where libcall.c is not linked in
- * (the tests' builds of the library's core). */
-extern const char __start_hwt_libc_wrappers[] __attribute__((weak, visibility("hidden")));
-extern const char __stop_hwt_libc_wrappers[] __attribute__((weak, visibility("hidden")));
-
-bool hwt_libc_in_wrapper(uintptr_t pc)
-{
-    uintptr_t lo = (uintptr_t)__start_hwt_libc_wrappers, hi = (uintptr_t)__stop_hwt_libc_wrappers;
-    return lo != 0 && pc >= lo && pc < hi;
-}
-
 void hwt_libc_resolve_all(void)
 {
     for (unsigned id = 0; id < HWT_LIBC_COUNT; id++)

@@ -5,7 +5,6 @@
 #ifndef HWT_LIBC_H
 #define HWT_LIBC_H
 
-#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -95,14 +94,6 @@ int hwt_libc_strcmp(const char *a, const char *b);
 int hwt_libc_strncmp(const char *a, const char *b, size_t n);
 char *hwt_libc_strchr(const char *s, int c);
 char *hwt_libc_strrchr(const char *s, int c);
-
-/* The checked routines are kept in one section, so that a report can leave their frames
- * out of its stacks: the program called memcpy, not libhwtag. */
-#define HWT_LIBC_WRAPPER __attribute__((section("hwt_libc_wrappers"), noinline))
-
-/* Whether pc is in a checked routine of src/libcall.c (never, in a build without them).
- * signal-safe */
-bool hwt_libc_in_wrapper(uintptr_t pc);
 
 /* Resolves every routine once (at start-up, before any signal handler may need one). */
 void hwt_libc_resolve_all(void);

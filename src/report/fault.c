@@ -15,7 +15,7 @@
 #include "chain.h"
 #include "context.h"
 #include "fmt.h"
-#include "frame.h"
+#include "frame_kind.h"
 #include "history.h"
 #include "infer.h"
 #include "lookup.h"
@@ -76,17 +76,6 @@ static void finish(struct hwt_report *r)
     report_end();
 }
 
-/* The checked string routines' own frames (src/libcall.c): the program called memcpy, and
- * the trace goes from the C library's memcpy straight to the program's call. */
-static void drop_wrapper_frames(struct hwt_report *r)
-{
-    unsigned kept = 0;
-    for (unsigned i = 0; i < r->stack_len; i++)
-        if (i == 0 || !hwt_libc_in_wrapper(r->stack[i]))
-            r->stack[kept++] = r->stack[i];
-    r->stack_len = kept;
-}
-
 static void tag_fault(siginfo_t *info, void *ucontext, const struct hwt_libc_call *call)
 {
     struct hwt_report *r = &report;
@@ -103,7 +92,6 @@ static void tag_fault(siginfo_t *info, void *ucontext, const struct hwt_libc_cal
     r->comm = hwt_sink_comm();
     hwt_context_describe(r, ucontext);
     r->stack_len = hwt_unwind_signal(ucontext, r->stack, HWT_STACK_MAX_FRAMES, &r->stack_more);
-    drop_wrapper_frames(r);
     if (r->asynchronous) {
         r->bug = HWTAG_BUG_INVALID_ACCESS;
     } else {
@@ -263,7 +251,7 @@ static struct hwt_report *begin_call_report(enum hwtag_bug_type bug, const void 
     r->pointer_tag = mte_ptr_tag(ptr);
     unsigned n = hwt_unwind_fast(pcs, HWT_STACK_MAX_FRAMES, 0);
     unsigned skip = skip_allocator_frames(pcs, n);
-    skip += hwt_frame_first_user(pcs + skip, n - skip); /* operator delete, say */
+    skip += hwt_frame_kind_first_user(pcs + skip, n - skip); /* operator delete, say */
     for (unsigned i = skip; i < n; i++)
         r->stack[r->stack_len++] = pcs[i];
     /* Only heap memory is known to be mapped: never load a tag of a foreign pointer. */

@@ -9,6 +9,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "frame_kind.h"
 #include "symtab.h"
 #include "symbolizer.h"
 
@@ -179,59 +180,6 @@ static void inlined(struct hwt_buf *b, const struct frame *f)
     }
 }
 
-static bool starts_with(const char *s, const char *prefix)
-{
-    return strncmp(s, prefix, strlen(prefix)) == 0;
-}
-
-/* A string or memory routine's name: mem*, str*, stp*, wcs*, wmem*, b* and their glibc
- * implementations (__memcpy_generic, __strcpy_chk, __GI_memset). */
-static bool string_routine(const char *name)
-{
-    static const char *const prefixes[] = {"mem",       "str",   "stp",   "wcs",  "wcp",
-                                           "wmem",      "bcopy", "bzero", "bcmp", "explicit_bzero",
-                                           "rawmemchr", "index", "rindex"};
-    if (starts_with(name, "__GI_"))
-        name += 5;
-    while (*name == '_')
-        name++;
-    for (unsigned i = 0; i < sizeof(prefixes) / sizeof(prefixes[0]); i++)
-        if (starts_with(name, prefixes[i]))
-            return true;
-    return false;
-}
-
-/* A function of the C++ library compiled into the program (a template of std:: or
- * __gnu_cxx::, as mangled: _ZSt..., _ZNSt..., _ZNKSt..., the std abbreviations _ZNSa...,
- * _ZNSs..., and _ZN9__gnu_cxx...): vector's destructor, operator[]. */
-static bool cxx_library_name(const char *name)
-{
-    static const char *const prefixes[] = {"_ZSt", "_ZNS", "_ZNKS", "_ZN9__gnu_cxx",
-                                           "_ZNK9__gnu_cxx"};
-    for (unsigned i = 0; i < sizeof(prefixes) / sizeof(prefixes[0]); i++)
-        if (starts_with(name, prefixes[i]))
-            return true;
-    return false;
-}
-
-/* A frame the header passes over for its caller, as the kernel's checked memcpy reports in
- * the caller: the C library's string and memory routines (and its code without a symbol,
- * its local implementations of them when no debug file names them), and the C++ library,
- * in its module or compiled into the program. */
-static bool library_routine(const struct frame *f)
-{
-    if (!f->known || f->sym.module == NULL)
-        return false;
-    if (f->sym.function != NULL && cxx_library_name(f->sym.function))
-        return true;
-    const char *module = basename_of(f->sym.module);
-    if (starts_with(module, "libstdc++.so"))
-        return true;
-    if (!starts_with(module, "libc.so"))
-        return false;
-    return f->sym.function == NULL || string_routine(f->sym.function);
-}
-
 /* The frame the header and the summary name: the first one outside the library routines
  * above, and with a name. A faulting pc in an unnamed function is named after the symbol
  * its caller called (*via_got). *called_by: the index of the frame named when it is not
@@ -244,11 +192,11 @@ static unsigned header_frame(const struct hwt_report *r, struct frame *f, int *c
     *called_by = -1;
     *via_got = false;
     describe(pc0, r->access == HWTAG_ACCESS_FREE, r->symbolize, f);
-    if (library_routine(f)) {
+    if (hwt_frame_kind_library(&f->sym)) {
         for (unsigned i = 1; i < r->stack_len; i++) {
             struct frame g;
             describe(r->stack[i], true, r->symbolize, &g);
-            if (library_routine(&g))
+            if (hwt_frame_kind_library(&g.sym))
                 continue;
             if (!g.known)
                 break;
@@ -438,47 +386,4 @@ void hwt_frame_more(struct hwt_buf *b, unsigned more)
 {
     if (more != 0)
         hwt_fmt_printf(b, " ... %u more frame%s not recorded\n", more, more == 1 ? "" : "s");
-}
-
-/* libstdc++'s (and libc++'s) replaceable allocation and deallocation functions, mangled:
- * operator new, new[], delete and delete[] of every signature. */
-static bool cxx_operator(const char *name)
-{
-    return strncmp(name, "_Znw", 4) == 0 || strncmp(name, "_Zna", 4) == 0 ||
-           strncmp(name, "_Zdl", 4) == 0 || strncmp(name, "_Zda", 4) == 0;
-}
-
-/* The allocator's own functions that can stand above the program's call: the exported
- * entry points (one calling another, as realloc(NULL, n) malloc) and the internal ones. */
-static bool own_entry(const char *name)
-{
-    static const char *const entries[] = {
-        "malloc",        "free",     "calloc", "realloc", "reallocarray", "posix_memalign",
-        "aligned_alloc", "memalign", "valloc", "pvalloc", "free_sized",   "free_aligned_sized",
-        "cfree",         NULL};
-    if (strncmp(name, "hwt_", 4) == 0 || strncmp(name, "hwtag_", 6) == 0)
-        return true;
-    for (unsigned i = 0; entries[i] != NULL; i++)
-        if (strcmp(name, entries[i]) == 0)
-            return true;
-    return false;
-}
-
-unsigned hwt_frame_first_user(const uintptr_t *pcs, unsigned n)
-{
-    struct hwt_symbol self;
-    self.module = NULL;
-    /* the module this code is in: libhwtag.so, or the program it is linked into */
-    bool have_self = hwt_symtab_lookup((uintptr_t)hwt_frame_first_user, &self);
-    for (unsigned i = 0; i < n; i++) {
-        struct hwt_symbol sym;
-        sym.function = NULL;
-        sym.module = NULL;
-        if (!hwt_symtab_lookup(pcs[i], &sym) || sym.function == NULL)
-            return i;
-        bool own = have_self && sym.module == self.module && own_entry(sym.function);
-        if (!own && !cxx_operator(sym.function))
-            return i;
-    }
-    return 0;
 }

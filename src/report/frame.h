@@ -24,10 +24,5 @@ void hwt_frame_modules(struct hwt_buf *b);
 /* " ... N more frames not recorded" after a stack cut at its depth limit (more: the frames
  * left out); nothing for more == 0. */
 void hwt_frame_more(struct hwt_buf *b, unsigned more);
-/* The index of the first frame of pcs[0..n) that is the program's: leading frames of the
- * allocator's own entry points and of C++'s operator new and delete are skipped, so that
- * allocation and free stacks start alike at the program's call (operator delete tail-calls
- * free and is never in a free stack). 0 when all would go. */
-unsigned hwt_frame_first_user(const uintptr_t *pcs, unsigned n);
 
 #endif

@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "arch/mte.h"
-#include "frame.h"
+#include "frame_kind.h"
 #include "history.h"
 #include "os.h"
 #include "lookup.h"
@@ -213,13 +213,13 @@ void hwt_infer_bad_free(struct hwt_report *r)
     r->foreign_tag = true;
 }
 
-/* The stack of depot id from the program's call on (hwt_frame_first_user). */
+/* The stack of depot id from the program's call on (hwt_frame_kind_first_user). */
 static void gather_stack(struct hwt_report_stack *out, uint32_t id)
 {
     out->tid = 0;
     out->len = id != 0 ? hwt_stackdepot_get(id, &out->tid, out->pcs, HWT_STACK_MAX_FRAMES) : 0;
     out->more = out->len != 0 ? hwt_stackdepot_more(id) : 0;
-    unsigned skip = hwt_frame_first_user(out->pcs, out->len);
+    unsigned skip = hwt_frame_kind_first_user(out->pcs, out->len);
     for (unsigned i = skip; i < out->len; i++)
         out->pcs[i - skip] = out->pcs[i];
     out->len -= skip;

@@ -9,6 +9,7 @@
 
 #include "fmt.h"
 #include "frame.h"
+#include "frame_kind.h"
 #include "options.h"
 #include "os.h"
 #include "report.h"
@@ -247,7 +248,7 @@ size_t hwt_leak_print(struct hwt_leak_graph *g, size_t hidden)
         uint32_t tid = 0;
         unsigned n =
             gs[i].stack != 0 ? hwt_stackdepot_get(gs[i].stack, &tid, pcs, HWT_STACK_MAX_FRAMES) : 0;
-        unsigned first = hwt_frame_first_user(pcs, n);
+        unsigned first = hwt_frame_kind_first_user(pcs, n);
         const uintptr_t *user = pcs + first;
         n -= first;
         int k = suppressed(user, n);
