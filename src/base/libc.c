@@ -1,14 +1,14 @@
 /* SPDX-License-Identifier: MIT */
 /* The C library's string and memory routines behind libhwtag's own calls (libc_names.h
  * renames them here) and behind the checked versions of src/libcall.c. Each resolves the
- * C library's definition once, with dlsym(RTLD_NEXT); until it can, a plain loop does the
- * work (only while dlsym itself is running, which calls none of them today). Built with
+ * C library's definition once (libc_next.c, RTLD_NEXT's answer without dlsym); while a
+ * lookup runs, whose own strcmp comes here too, a plain loop does the work. Built with
  * -fno-builtin and no loop-to-call rewriting (CMakeLists.txt): a loop here must not turn
  * into a call of the routine it stands in for. HWT_LIBC_DEFINER (CMakeLists.txt) keeps
  * libc_names.h from renaming the C library's names here. */
 #include "libc.h"
 
-#include <dlfcn.h>
+#include "libc_next.h"
 
 __thread struct hwt_libc_call hwt_libc_call;
 
@@ -44,7 +44,7 @@ struct hwt_libc_fn hwt_libc_fns[HWT_LIBC_COUNT] = {
 };
 #undef FN
 
-/* dlsym is running on some thread: its own calls of these routines take the loops. */
+/* A lookup is running on some thread: its own calls of these routines take the loops. */
 static int resolving;
 
 void *hwt_libc_real(enum hwt_libc_id id)
@@ -55,8 +55,8 @@ void *hwt_libc_real(enum hwt_libc_id id)
         return real;
     if (__atomic_exchange_n(&resolving, 1, __ATOMIC_ACQUIRE) != 0)
         return NULL;
-    real = dlsym(RTLD_NEXT, fn->name);
-    /* without a C library behind this one (a static program), the loops stay */
+    real = hwt_libc_next(fn->name);
+    /* without a C library behind this one, the loops stay */
     if (real != NULL)
         __atomic_store_n(&fn->real, real, __ATOMIC_RELEASE);
     __atomic_store_n(&resolving, 0, __ATOMIC_RELEASE);

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* The C library's own string and memory routines, found with dlsym(RTLD_NEXT) because
+/* The C library's own string and memory routines, found as RTLD_NEXT would (libc_next.c) because
  * libhwtag exports routines of the same names (src/libcall.c), and the record of the
  * program's call in progress that a tag-check fault inside one of them reads. */
 #ifndef HWT_LIBC_H
@@ -77,8 +77,8 @@ struct hwt_libc_call {
 extern __thread struct hwt_libc_call hwt_libc_call;
 extern struct hwt_libc_fn hwt_libc_fns[HWT_LIBC_COUNT];
 
-/* The C library's definition of fn->name, resolved on first use; NULL while it cannot be
- * (dlsym re-entering the library): the caller then uses its own simple version. */
+/* The C library's definition of fn->name, resolved on first use; NULL while a lookup runs
+ * (its own strcmp comes here): the caller then uses its own simple version. */
 void *hwt_libc_real(enum hwt_libc_id id);
 
 /* The library's own calls of the routines (libc_names.h renames them to these): the C

@@ -229,6 +229,12 @@ bool hwt_os_mte_supported(void)
 #endif
 }
 
+void hwt_os_hwcaps(uint64_t *hwcap, uint64_t *hwcap2)
+{
+    *hwcap = getauxval(AT_HWCAP);
+    *hwcap2 = getauxval(AT_HWCAP2);
+}
+
 bool hwt_os_mte_set_mode(int mode)
 {
 #if HWTAG_MTE

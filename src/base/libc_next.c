@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: MIT */
-/* Finds libc's own definition of a name that interpose.c defines, by the GNU hash tables
- * of the loaded modules (dl_iterate_phdr). It must not call dlsym or anything that may
- * allocate: it runs inside pthread_create, possibly before the heap is initialised. */
+/* Finds the C library's own definition of a name libhwtag defines too (pthread_create,
+ * memcpy, ...), by the GNU hash tables of the loaded modules (dl_iterate_phdr), calling an
+ * IFUNC's resolver as the loader does. It must not call dlsym or anything that may
+ * allocate: it runs inside pthread_create and the first string routine calls, possibly
+ * before the heap is initialised. */
 #include "libc_next.h"
 
 #include <elf.h>
@@ -10,7 +12,14 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "os.h"
+
 #define VERSYM_HIDDEN 0x8000u /* a non-default version (name@VERSION, not @@) */
+/* aarch64's IFUNC resolver arguments (glibc's __ifunc_arg_t; the flag says it is passed). */
+#define IFUNC_ARG_HWCAP (UINT64_C(1) << 62)
+struct ifunc_arg {
+    unsigned long size, hwcap, hwcap2;
+};
 
 struct search {
     const char *name;
@@ -42,6 +51,20 @@ static bool module_holds(const struct dl_phdr_info *info, uintptr_t addr)
 static uintptr_t dyn_ptr(const struct dl_phdr_info *info, ElfW(Addr) v)
 {
     return v < info->dlpi_addr ? info->dlpi_addr + v : v;
+}
+
+/* The implementation an IFUNC's resolver picks for this CPU (the string routines). */
+static void *resolve_ifunc(uintptr_t resolver)
+{
+    uint64_t hwcap, hwcap2;
+    hwt_os_hwcaps(&hwcap, &hwcap2);
+#if defined(__aarch64__)
+    struct ifunc_arg arg = {sizeof(arg), hwcap, hwcap2};
+    return ((void *(*)(uint64_t, const struct ifunc_arg *))resolver)(hwcap | IFUNC_ARG_HWCAP, &arg);
+#else
+    (void)hwcap2;
+    return ((void *(*)(uint64_t))resolver)(hwcap);
+#endif
 }
 
 static void *module_lookup(const struct dl_phdr_info *info, const char *name, uint32_t hash)
@@ -78,11 +101,14 @@ static void *module_lookup(const struct dl_phdr_info *info, const char *name, ui
     for (;; i++) {
         uint32_t h = chain[i - symoffset];
         const ElfW(Sym) *s = &symtab[i];
+        unsigned type = ELF64_ST_TYPE(s->st_info);
         if ((h | 1) == (hash | 1) && s->st_shndx != SHN_UNDEF &&
-            ELF64_ST_TYPE(s->st_info) == STT_FUNC &&
+            (type == STT_FUNC || type == STT_GNU_IFUNC) &&
             (versym == NULL || (versym[i] & VERSYM_HIDDEN) == 0) &&
-            strcmp(strtab + s->st_name, name) == 0)
-            return (void *)(info->dlpi_addr + s->st_value);
+            strcmp(strtab + s->st_name, name) == 0) {
+            uintptr_t addr = info->dlpi_addr + s->st_value;
+            return type == STT_GNU_IFUNC ? resolve_ifunc(addr) : (void *)addr;
+        }
         if (h & 1)
             return NULL;
     }
