@@ -25,7 +25,8 @@ import time
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 HERE = os.path.join(ROOT, "tests", "integration")
 QEMU = ["qemu-aarch64", "-cpu", "max,sve=off", "-L", "/"]
-INSNCOUNT = os.path.join(os.path.dirname(ROOT), "shared", "tools", "insncount", "insncount")
+PLUGIN_SRC = os.path.join(ROOT, "bench", "insncount", "insncount.c")
+PLUGIN = os.path.join(ROOT, "build", "programs", "insncount.so")  # built on first use
 
 CONFIGS = [  # name, label, environment (LIB / SHIM substituted)
     ("glibc", "glibc", {}),
@@ -98,14 +99,14 @@ def run_one(argv, env, stdin, rundir, counts=None, strace=None):
     evs = []
     for k, v in env.items():
         evs += ["-E", "%s=%s" % (k, v)]
-    if counts:  # the plugin directly: one file per process, summed by parse_counts
-        so = os.path.join(os.environ.get("XDG_CACHE_HOME", os.path.join(
-            os.environ.get("HOME", "/"), ".cache")), "insncount", "insncount.so")
-        if not os.path.exists(so):  # the script builds the plugin on first use
-            subprocess.run([INSNCOUNT, "true"], stdout=subprocess.DEVNULL)
+    if counts:  # one file per process (a forked child counts from its fork), summed
+        if not os.path.exists(PLUGIN):
+            os.makedirs(os.path.dirname(PLUGIN), exist_ok=True)
+            subprocess.check_call(["gcc", "-O2", "-Wall", "-Wextra", "-shared", "-fPIC",
+                                   "-fvisibility=hidden", "-o", PLUGIN, PLUGIN_SRC, "-lpthread"])
         shutil.rmtree(counts, ignore_errors=True)
         os.makedirs(counts)
-        cmd = QEMU + ["-plugin", "%s,out=%s/c.%%p" % (so, counts)] + evs + argv
+        cmd = QEMU + ["-plugin", "%s,out=%s/c.%%p" % (PLUGIN, counts)] + evs + argv
     elif strace:
         cmd = QEMU + ["-strace"] + evs + argv
     else:
@@ -126,11 +127,11 @@ def parse_counts(path, lib):
     lines = []
     for fn in sorted(os.listdir(path)):
         lines += open(os.path.join(path, fn)).readlines()
-    for ln in lines:
-        f = ln.rstrip("\n").split("\t")
-        if f[0] == "insns" and f[2] == "total":
+    for ln in lines:  # bench/insncount/insncount.c's lines
+        f = ln.rstrip("\n").split(" ", 2)
+        if f[0] == "total":
             tot += int(f[1])
-        elif f[0] == "insns":
+        elif f[0] == "module":
             name = os.path.basename(f[2])
             if name.startswith("libhwtag"):
                 mods["libhwtag"] += int(f[1])
@@ -141,7 +142,7 @@ def parse_counts(path, lib):
             else:  # the program and its own libraries (libsqlite3, libperl, ...)
                 mods["program"] += int(f[1])
         elif f[0] == "mte":
-            mte[f[2]] = mte.get(f[2], 0) + int(f[1])
+            mte[f[1]] = mte.get(f[1], 0) + int(f[2])
     return tot, mods, mte
 
 
@@ -161,7 +162,6 @@ def fmt_m(n):
 
 
 def main():
-    global INSNCOUNT
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--lib", default=os.path.join(ROOT, "build/aarch64/lib/libhwtag.so"))
     ap.add_argument("--programs", default=os.path.join(ROOT, ".programs"))
@@ -171,10 +171,8 @@ def main():
     ap.add_argument("--no-insns", action="store_true")
     ap.add_argument("--no-time", action="store_true")
     ap.add_argument("--strace", action="store_true", help="syscall counts per configuration")
-    ap.add_argument("--insncount", default=INSNCOUNT, help="the insncount script")
     ap.add_argument("--out", default=os.path.join(ROOT, "results", "programs.md"))
     a = ap.parse_args()
-    INSNCOUNT = a.insncount
 
     lib = os.path.realpath(a.lib)
     progs = os.path.realpath(a.programs)

@@ -5,19 +5,23 @@
  *
  *   qemu-aarch64 -cpu max,sve=off -L / -plugin bench/insncount/insncount.so,out=FILE prog ...
  *
- * FILE (default: stderr through qemu_plugin_outs) gets lines
+ * FILE (default: stderr through qemu_plugin_outs; "%p" in it becomes the process id) gets lines
  *   total N
  *   module N PATH          (PATH "[anon]" for code outside any file mapping)
  *   mte KIND N             (irg gmi addg subg subp stg stzg st2g stz2g stgp ldg dc_gva dc_gzva tco)
  * Counting is inline (no helper calls): one add per translation block for the totals, one per
  * MTE instruction. The adds are not atomic: counts of several threads running at once may lose
  * a few increments; single-threaded counts are exact. A block is charged to the module of its
- * first instruction. Debian ships no qemu-plugin.h, so the few declarations used are below,
+ * first instruction. A forked child starts from zero (qemu-user forks the host process, so
+ * a pthread_atfork handler runs in the child): with "%p", each process's file holds its own
+ * instructions, and the files of a run add up to the run. Debian ships no qemu-plugin.h, so the few declarations used are below,
  * with the documented v1 signatures. */
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 /* ---- the part of the qemu plugin API v1 that this plugin uses ---- */
 typedef uint64_t qemu_plugin_id_t;
@@ -133,11 +137,34 @@ static void tb_trans(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
     }
 }
 
+/* A forked child's counts begin at its fork; the module table is inherited as it is. */
+static void fork_child(void)
+{
+    memset(mod_count, 0, sizeof mod_count);
+    memset(mte_count, 0, sizeof mte_count);
+}
+
+/* out_path with each "%p" replaced by the process id, into buf. */
+static const char *expand_path(char *buf, size_t size)
+{
+    size_t n = 0;
+    for (const char *s = out_path; *s && n + 1 < size; s++) {
+        if (s[0] == '%' && s[1] == 'p') {
+            n += (size_t)snprintf(buf + n, size - n, "%d", (int)getpid());
+            s++;
+        } else {
+            buf[n++] = *s;
+        }
+    }
+    buf[n < size ? n : size - 1] = 0;
+    return buf;
+}
+
 static void at_exit(qemu_plugin_id_t id, void *u)
 {
     (void)id, (void)u;
-    char buf[4400];
-    FILE *f = out_path ? fopen(out_path, "w") : NULL;
+    char buf[4400], path[4096];
+    FILE *f = out_path ? fopen(expand_path(path, sizeof path), "w") : NULL;
     uint64_t total = 0;
     for (int m = 0; m < nmods; m++) total += mod_count[m];
 #define EMIT(...) do { snprintf(buf, sizeof buf, __VA_ARGS__); \
@@ -159,5 +186,6 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_
         if (!strncmp(argv[i], "out=", 4)) out_path = argv[i] + 4;
     qemu_plugin_register_vcpu_tb_trans_cb(id, tb_trans);
     qemu_plugin_register_atexit_cb(id, at_exit, NULL);
+    pthread_atfork(NULL, NULL, fork_child);
     return 0;
 }
