@@ -251,12 +251,14 @@ check_pointer(const void *ptr, struct hwt_span **s, uint32_t *idx, struct hwt_la
     return false;
 }
 
-static void free_checked(struct hwt_tcache *tc, const void *ptr, struct hwt_span *s, uint32_t idx,
-                         struct hwt_large *l, uint32_t stack)
+/* tail_checked: realloc, which checked the tail (and rewrote a broken one) already. */
+static inline __attribute__((always_inline)) void
+free_checked_with(struct hwt_tcache *tc, const void *ptr, struct hwt_span *s, uint32_t idx,
+                  struct hwt_large *l, uint32_t stack, bool tail_checked)
 {
     /* one read of the slot's size serves the tail check, the history ring and the counters */
     size_t size = s != NULL ? hwt_slab_requested(s, idx) : hwt_large_requested(l);
-    if (unlikely(!hwt_tail_intact(ptr, size)))
+    if (!tail_checked && unlikely(!hwt_tail_intact(ptr, size)))
         hwt_fault_tail(ptr, size, false); /* returns when HWTAG_FAULT lets the program go on */
     if (hwt_mte_active)
         record(tc, ptr, size, stack, true);
@@ -264,6 +266,12 @@ static void free_checked(struct hwt_tcache *tc, const void *ptr, struct hwt_span
         free_small(tc, s, idx, stack);
     else
         hwt_large_free(l, stack, large_stash(tc));
+}
+
+static void free_checked(struct hwt_tcache *tc, const void *ptr, struct hwt_span *s, uint32_t idx,
+                         struct hwt_large *l, uint32_t stack)
+{
+    free_checked_with(tc, ptr, s, idx, l, stack, false);
 }
 
 /* Never inlined, as hwt_alloc_malloc. */
@@ -292,6 +300,26 @@ __attribute__((noinline)) void hwt_alloc_free(void *ptr, struct hwt_caller c)
 }
 
 static void *realloc_checked(void *ptr, size_t size, bool *bad, struct hwt_caller c);
+
+/* Where realloc moves an object of old_size bytes that must grow to size: a small one into
+ * the class of size + size / HWT_REALLOC_ROOM_DIV, which leaves it room to grow in place
+ * (hwt_slot_resize) the next times, as glibc grows a chunk into its free neighbour. The
+ * object is size bytes all the same: malloc_usable_size, the tail and the tags end there.
+ * perl's strings grow by a few bytes at a time: 12.4k of its 15.0k reallocs moved, 8.9k
+ * with this room (glibc's malloc: 10.1k); a quarter, where a half saved 1.5k more moves at
+ * twice the slack. */
+#define HWT_REALLOC_ROOM_DIV 4u
+static void *realloc_alloc(struct hwt_tcache *tc, size_t size, size_t old_size, uint32_t stack)
+{
+    if (size > old_size && size <= HWT_SMALL_MAX) {
+        size_t room = size + size / HWT_REALLOC_ROOM_DIV;
+        void *p = alloc_small(tc, hwt_size_class_of(room < HWT_SMALL_MAX ? room : HWT_SMALL_MAX),
+                              size, false, stack);
+        if (p != NULL)
+            return p;
+    }
+    return alloc_stacked(size, HWT_GRANULE, false, tc, stack);
+}
 
 void *hwt_alloc_realloc(void *ptr, size_t size, struct hwt_caller c)
 {
@@ -337,13 +365,13 @@ static void *realloc_checked(void *ptr, size_t size, bool *bad, struct hwt_calle
     }
     struct hwt_tcache *tc = tcache();
     uint32_t stack = hwt_alloc_stack_capture(tc, c);
-    void *fresh = alloc_stacked(size, HWT_GRANULE, false, tc, stack);
+    void *fresh = realloc_alloc(tc, size, old_requested, stack);
     if (fresh == NULL)
         return NULL;
     memcpy(fresh, ptr, old_requested < size ? old_requested : size);
     if (hwt_mte_active)
         record(tc, fresh, size, stack, false);
-    free_checked(tc, ptr, s, idx, l, stack);
+    free_checked_with(tc, ptr, s, idx, l, stack, true);
     return fresh;
 }
 

@@ -351,6 +351,30 @@ static void test_realloc_keeps_contents(void **state)
     assert_null(realloc(p, 0)); /* glibc: frees and returns NULL */
 }
 
+/* A small object realloc moves to grow gets room for the next small growth, in place, and
+ * is still exactly the size asked for (the tail and tags end there). */
+static void test_realloc_growth_has_room(void **state)
+{
+    (void)state;
+    unsigned char *p = malloc(24);
+    assert_non_null(p);
+    memset(p, 0x5a, 24);
+    p = realloc(p, 40);
+    assert_non_null(p);
+    assert_int_equal(malloc_usable_size(p), 40);
+    memset(p + 24, 0x6b, 16);
+    unsigned char *q = realloc(p, 48);
+    assert_ptr_equal(q, p);
+    assert_int_equal(malloc_usable_size(q), 48);
+    for (size_t i = 0; i < 40; i++)
+        assert_int_equal(q[i], i < 24 ? 0x5a : 0x6b);
+    q = realloc(q, 16000); /* near the largest small class: room capped, still small */
+    assert_non_null(q);
+    assert_int_equal(malloc_usable_size(q), 16000);
+    assert_int_equal(q[39], 0x6b);
+    free(q);
+}
+
 static void test_alignment_functions(void **state)
 {
     (void)state;
@@ -664,6 +688,7 @@ int main(void)
         cmocka_unit_test(test_trim_opt_and_sized_frees),
         cmocka_unit_test(test_malloc_zero_gives_distinct_pointers),
         cmocka_unit_test(test_sizes_are_usable_and_aligned),
+        cmocka_unit_test(test_realloc_growth_has_room),
         cmocka_unit_test(test_calloc_zeroes_reused_memory),
         cmocka_unit_test(test_overflowing_requests_fail_with_enomem),
         cmocka_unit_test(test_realloc_keeps_contents),
