@@ -80,8 +80,9 @@ hwt_alloc_fast_unbusy(struct hwt_thread_state *self, unsigned flags)
  * pattern's, carry the object's own tag, so they need no Tag Check Override; with stacks
  * they set it all the same (hwt_alloc_fast_tco). */
 
-/* Whether a fast path of flags records its events in the history ring: tagged ones, with
- * stacks (hwt_history_recording, from the thread's flags). */
+/* Whether a fast path of flags records in the history ring: tagged ones, with stacks
+ * (hwt_history_recording, from the thread's flags); malloc only, the object a reused
+ * slot's word describes. */
 static inline bool hwt_alloc_fast_history(unsigned flags)
 {
     return HWTAG_MTE && (flags & HWT_TCACHE_MTE) && (flags & HWT_TCACHE_STACK);
@@ -129,10 +130,8 @@ hwt_alloc_fast_malloc_with(struct hwt_thread_state *self, struct hwt_tcache *tc,
     bin->count = n - 1;
     p = hwt_slot_prepare_ref(ref, size, zero, stack, tagged,
                              (flags & HWT_TCACHE_TAIL) ? &tc->tail_key : NULL,
-                             hwt_size_class_bytes[cls]);
+                             hwt_size_class_bytes[cls], history ? &tc->history : NULL);
     HWT_COUNT_IN(&tc->counters, small_allocs, 1);
-    if (history)
-        hwt_history_put_claimed(&tc->history, p, size, stack, false);
 out:
     if (hwt_alloc_fast_tco(flags))
         mte_tco_clear_on();
@@ -169,7 +168,6 @@ hwt_alloc_fast_free_with(struct hwt_thread_state *self, struct hwt_tcache *tc, v
     if (hwt_alloc_fast_tco(flags))
         mte_tco_set_on();
     bool tagged = HWTAG_MTE && (flags & HWT_TCACHE_MTE);
-    bool history = hwt_alloc_fast_history(flags);
     bool ok = false;
     uint32_t stack = 0;
     uint64_t w = 0;
@@ -199,7 +197,6 @@ hwt_alloc_fast_free_with(struct hwt_thread_state *self, struct hwt_tcache *tc, v
     ok = bin->count != bin->max &&
          (tagged ? ((w ^ mte_ptr_tag(ptr)) & 0xff) == live
                  : hwt_slab_slot_state(w) == HWT_SLOT_LIVE) &&
-         (!history || likely(tc->history.next != tc->history.end)) &&
          (HWT_ALLOC_TAIL_AFTER_SWAP || hwt_alloc_fast_tail_ok(tc, flags, ptr, requested)) &&
          (HWT_ALLOC_FREE_STACK_FIRST || !(flags & HWT_TCACHE_STACK) ||
           hwt_alloc_fast_stack(tc, hwt_alloc_fast_caller(how, c), hwt_alloc_stack_depth(flags),
@@ -226,13 +223,10 @@ hwt_alloc_fast_free_with(struct hwt_thread_state *self, struct hwt_tcache *tc, v
     }
     if (ok) {
         size_t usable = hwt_align_up(requested, HWT_GRANULE);
-        if (tagged) {
-            if (usable != 0)
-                /* the slot's bytes past usable have HWT_TAG_FREE already (slot.h) */
-                mte_store_tags_upto_on(mte_with_tag(addr, HWT_TAG_FREE), usable, s->slot_size);
-            if (history)
-                hwt_history_put_claimed(&tc->history, ptr, requested, stack, true);
-        }
+        /* the slot's bytes past usable have HWT_TAG_FREE already (slot.h); the history
+         * ring learns of the object from its word when the slot is reused (history.h) */
+        if (tagged && usable != 0)
+            mte_store_tags_upto_on(mte_with_tag(addr, HWT_TAG_FREE), usable, s->slot_size);
         bin->slots[bin->count++] = (struct hwt_slab_ref){addr, slot};
     }
 out:
