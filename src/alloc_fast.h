@@ -99,6 +99,18 @@ static inline bool hwt_alloc_fast_tco(unsigned flags)
     return hwt_alloc_fast_history(flags);
 }
 
+/* &slots[i], formed in a register the compiler cannot see into: an access to the entry is
+ * then one load or store pair at that address. Indexed, GCC took the first word at
+ * slots + (i << 4) and formed the address again for the second, three instructions more
+ * a malloc or free. */
+static inline __attribute__((always_inline)) struct hwt_slab_ref *
+hwt_alloc_fast_entry(struct hwt_slab_ref *slots, uint32_t i)
+{
+    struct hwt_slab_ref *e = slots + i;
+    __asm__("" : "+r"(e));
+    return e;
+}
+
 /* The malloc fast path for flags (HWT_TCACHE_*). Inlined with flags 0 (the allocator alone:
  * no tags, stacks or tails) into the entry points and with each cache's flags as constants
  * into alloc.c. c: the entry point's caller, where stacks start. */
@@ -126,8 +138,12 @@ hwt_alloc_fast_malloc_with(struct hwt_thread_state *self, struct hwt_tcache *tc,
         ((flags & HWT_TCACHE_STACK) && !hwt_alloc_fast_stack(tc, hwt_alloc_fast_caller(how, c),
                                                              hwt_alloc_stack_depth(flags), &stack)))
         goto out;
-    struct hwt_slab_ref ref = bin->slots[n - 1];
+    /* the entry below slots + n: n - 1 is then formed once, for the count */
+    struct hwt_slab_ref ref = hwt_alloc_fast_entry(bin->slots, n)[-1];
     bin->count = n - 1;
+    /* a slot is never at address 0: the entry point's test of p then folds away here */
+    if (ref.addr == 0)
+        __builtin_unreachable();
     p = hwt_slot_prepare_ref(ref, size, zero, stack, tagged,
                              (flags & HWT_TCACHE_TAIL) ? &tc->tail_key : NULL,
                              hwt_size_class_bytes[cls], history ? &tc->history : NULL);
@@ -194,7 +210,8 @@ hwt_alloc_fast_free_with(struct hwt_thread_state *self, struct hwt_tcache *tc, v
     /* live, and tagged: the pointer's tag is the word's. One compare for both, of the
      * word's bits 0-7 (tag, two zero bits, state) with the pointer's tag */
     uint64_t live = (uint64_t)HWT_SLOT_LIVE << HWT_SLOT_STATE_SHIFT;
-    ok = bin->count != bin->max &&
+    uint32_t count = bin->count;
+    ok = count != bin->max &&
          (tagged ? ((w ^ mte_ptr_tag(ptr)) & 0xff) == live
                  : hwt_slab_slot_state(w) == HWT_SLOT_LIVE) &&
          (HWT_ALLOC_TAIL_AFTER_SWAP || hwt_alloc_fast_tail_ok(tc, flags, ptr, requested)) &&
@@ -227,7 +244,10 @@ hwt_alloc_fast_free_with(struct hwt_thread_state *self, struct hwt_tcache *tc, v
          * ring learns of the object from its word when the slot is reused (history.h) */
         if (tagged && usable != 0)
             mte_store_tags_upto_on(mte_with_tag(addr, HWT_TAG_FREE), usable, s->slot_size);
-        bin->slots[bin->count++] = (struct hwt_slab_ref){addr, slot};
+        /* the bin as read before the swap (only this thread changes it, and not while
+         * busy): no reload, and one store pair at the entry's address */
+        *hwt_alloc_fast_entry(bin->slots, count) = (struct hwt_slab_ref){addr, slot};
+        bin->count = count + 1;
     }
 out:
     if (hwt_alloc_fast_tco(flags))
