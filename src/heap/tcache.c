@@ -109,7 +109,9 @@ struct hwt_tcache *hwt_tcache_create(void)
     if (tc == NULL)
         return NULL;
     tc->tid = (uint32_t)hwt_os_gettid();
-    memset(tc->stacks, 0, sizeof(tc->stacks)); /* a reused cache had another tid */
+    /* a reused cache had another tid */
+    memset(tc->stacks, 0, sizeof(tc->stacks));
+    memset(tc->stacks_older, 0, sizeof(tc->stacks_older));
     hwt_self.flags = (hwt_self.flags & HWT_TCACHE_NOLEAK) | (hwt_mte_active ? HWT_TCACHE_MTE : 0u) |
                      (hwt_opts.stacktrace == HWT_ON ? HWT_TCACHE_STACK : 0u) |
                      (hwt_tail_active ? HWT_TCACHE_TAIL : 0u);
@@ -225,5 +227,6 @@ void hwt_tcache_after_fork_child(void)
     if (hwt_tcache_live(self)) {
         self->tid = (uint32_t)hwt_os_gettid();
         memset(self->stacks, 0, sizeof(self->stacks));
+        memset(self->stacks_older, 0, sizeof(self->stacks_older));
     }
 }
