@@ -111,6 +111,15 @@ hwt_alloc_fast_entry(struct hwt_slab_ref *slots, uint32_t i)
     return e;
 }
 
+/* &tc->bins[cls], formed as hwt_alloc_fast_entry forms its entry. */
+static inline __attribute__((always_inline)) struct hwt_tcache_bin *
+hwt_alloc_fast_bin(struct hwt_tcache *tc, unsigned cls)
+{
+    struct hwt_tcache_bin *b = &tc->bins[cls];
+    __asm__("" : "+r"(b));
+    return b;
+}
+
 /* The malloc fast path for flags (HWT_TCACHE_*). Inlined with flags 0 (the allocator alone:
  * no tags, stacks or tails) into the entry points and with each cache's flags as constants
  * into alloc.c. c: the entry point's caller, where stacks start. */
@@ -204,7 +213,8 @@ hwt_alloc_fast_free_with(struct hwt_thread_state *self, struct hwt_tcache *tc, v
     if (unlikely(idx >= s->nslots || s->base + (uintptr_t)idx * s->slot_size != addr))
         goto out;
     slot = &s->slots[idx];
-    bin = &tc->bins[s->cls];
+    /* its count and its max then in one load pair (indexed, two loads) */
+    bin = hwt_alloc_fast_bin(tc, s->cls);
     w = __atomic_load_n(&slot->word, __ATOMIC_RELAXED);
     requested = hwt_slab_slot_requested(w);
     /* live, and tagged: the pointer's tag is the word's. One compare for both, of the
