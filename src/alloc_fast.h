@@ -199,7 +199,9 @@ hwt_alloc_fast_free_with(struct hwt_thread_state *self, struct hwt_tcache *tc, v
     size_t requested = 0;
     struct hwt_slot *slot = NULL;
     struct hwt_tcache_bin *bin = NULL;
-    uintptr_t addr = mte_heap_addr(ptr);
+    /* untagged, the pointer as it is: one with a top byte then matches no slot's address,
+     * and the general path takes it */
+    uintptr_t addr = tagged ? mte_heap_addr(ptr) : (uintptr_t)ptr;
     struct hwt_span *s;
     uint32_t idx;
     if (HWT_ALLOC_FREE_STACK_FIRST && (flags & HWT_TCACHE_STACK) &&
@@ -209,10 +211,13 @@ hwt_alloc_fast_free_with(struct hwt_thread_state *self, struct hwt_tcache *tc, v
     s = hwt_slab_span_of(addr);
     if (unlikely(s == NULL))
         goto out;
+    /* both words the span's first two, read together (one load pair) */
+    uintptr_t base = s->base;
+    struct hwt_slot *slots = s->slots;
     idx = hwt_slab_index(s, addr);
-    if (unlikely(idx >= s->nslots || s->base + (uintptr_t)idx * s->slot_size != addr))
+    if (unlikely(idx >= s->nslots || base + (uintptr_t)idx * s->slot_size != addr))
         goto out;
-    slot = &s->slots[idx];
+    slot = &slots[idx];
     /* its count and its max then in one load pair (indexed, two loads) */
     bin = hwt_alloc_fast_bin(tc, s->cls);
     w = __atomic_load_n(&slot->word, __ATOMIC_RELAXED);
@@ -221,9 +226,12 @@ hwt_alloc_fast_free_with(struct hwt_thread_state *self, struct hwt_tcache *tc, v
      * word's bits 0-7 (tag, two zero bits, state) with the pointer's tag */
     uint64_t live = (uint64_t)HWT_SLOT_LIVE << HWT_SLOT_STATE_SHIFT;
     uint32_t count = bin->count;
+    /* untagged, one bit test: a slot's own word is never HWT_SLOT_EDGE (the guard words
+     * lie outside [0, nslots)), so HWT_SLOT_LIVE is the one state with its low bit set */
+    _Static_assert(HWT_SLOT_LIVE == 1 && HWT_SLOT_FREED == 2 && HWT_SLOT_UNUSED == 0,
+                   "the state's low bit tells live from freed and unused");
     ok = count != bin->max &&
-         (tagged ? ((w ^ mte_ptr_tag(ptr)) & 0xff) == live
-                 : hwt_slab_slot_state(w) == HWT_SLOT_LIVE) &&
+         (tagged ? ((w ^ mte_ptr_tag(ptr)) & 0xff) == live : (w & live) != 0) &&
          (HWT_ALLOC_TAIL_AFTER_SWAP || hwt_alloc_fast_tail_ok(tc, flags, ptr, requested)) &&
          (HWT_ALLOC_FREE_STACK_FIRST || !(flags & HWT_TCACHE_STACK) ||
           hwt_alloc_fast_stack(tc, hwt_alloc_fast_caller(how, c), hwt_alloc_stack_depth(flags),
