@@ -305,10 +305,11 @@ static inline __attribute__((always_inline)) void *
 hwt_alloc_fast_malloc(size_t size, bool zero, struct hwt_caller c, unsigned regs)
 {
     struct hwt_thread_state *self = &hwt_self;
-    struct hwt_tcache *tc = self->tc;
-    if (unlikely(size > HWT_SMALL_MAX || (uintptr_t)tc <= (uintptr_t)HWT_TCACHE_DEAD))
+    if (unlikely(size > HWT_SMALL_MAX))
         return NULL;
+    /* a gate that lets a copy in has no HWT_TCACHE_NONE: tc is a cache */
     uint64_t gate = self->gate;
+    struct hwt_tcache *tc = self->tc;
     if (likely(gate == 0))
         return hwt_alloc_fast_malloc_with(self, tc, size, zero, regs, c);
     /* one compare each: the flags, and busy clear */
@@ -325,10 +326,8 @@ static inline __attribute__((always_inline)) bool
 hwt_alloc_fast_free(void *ptr, struct hwt_caller c, unsigned regs)
 {
     struct hwt_thread_state *self = &hwt_self;
+    uint64_t gate = self->gate; /* as hwt_alloc_fast_malloc's */
     struct hwt_tcache *tc = self->tc;
-    if (unlikely((uintptr_t)tc <= (uintptr_t)HWT_TCACHE_DEAD))
-        return false;
-    uint64_t gate = self->gate;
     if (likely(gate == 0))
         return hwt_alloc_fast_free_with(self, tc, ptr, regs, c);
     if (gate == HWT_ALLOC_GATE(HWT_ALLOC_FLAGS_FIRST))

@@ -45,6 +45,10 @@ enum {
     /* stacks of HWTAG_STACK_DEPTH frames, not HWT_STACK_DEFAULT_DEPTH: no inlined copy
      * matches, and alloc.c's copies walk to the option's depth */
     HWT_TCACHE_DEPTH = 32,
+    /* the thread has no cache (none yet, or gone at its exit; hwt_self.tc is then NULL or
+     * HWT_TCACHE_DEAD): no inlined copy matches, so the fast paths, which the gate let in,
+     * need not test the cache pointer. Set first: the thread's initial value */
+    HWT_TCACHE_NONE = 64,
 };
 
 struct hwt_tcache {
@@ -130,8 +134,9 @@ static inline bool hwt_tcache_live(const struct hwt_tcache *tc)
 /* The calling thread's allocator state, one initial-exec TLS block. tc: NULL before the
  * thread's first allocation, HWT_TCACHE_DEAD after its exit destructor. busy: 1 while
  * the thread is inside malloc, free or realloc (a signal handler that finds it set has
- * interrupted one of them). flags: HWT_TCACHE_*, set with the cache. gate: busy and flags
- * in one word, 0 when the fast paths have nothing to do but the cache. */
+ * interrupted one of them). flags: HWT_TCACHE_*, set with the cache, HWT_TCACHE_NONE
+ * whenever tc is no cache. gate: busy and flags in one word, 0 when the fast paths have
+ * nothing to do but the cache. */
 struct hwt_thread_state {
     struct hwt_tcache *tc;
     union {
