@@ -136,7 +136,8 @@ hwt_alloc_fast_malloc_with(struct hwt_thread_state *self, struct hwt_tcache *tc,
     __atomic_signal_fence(__ATOMIC_SEQ_CST);
     if (hwt_alloc_fast_tco(flags))
         mte_tco_set_on();
-    unsigned cls = hwt_size_class_lut[(size + 15) >> HWT_GRANULE_SHIFT];
+    const struct hwt_size_class_tables *classes = tc->classes;
+    unsigned cls = classes->lut[(size + 15) >> HWT_GRANULE_SHIFT];
     struct hwt_tcache_bin *bin = &tc->bins[cls];
     uint32_t n = bin->count;
     bool tagged = HWTAG_MTE && (flags & HWT_TCACHE_MTE);
@@ -154,8 +155,8 @@ hwt_alloc_fast_malloc_with(struct hwt_thread_state *self, struct hwt_tcache *tc,
     if (ref.addr == 0)
         __builtin_unreachable();
     p = hwt_slot_prepare_ref(ref, size, zero, stack, tagged,
-                             (flags & HWT_TCACHE_TAIL) ? &tc->tail_key : NULL,
-                             hwt_size_class_bytes[cls], history ? &tc->history : NULL);
+                             (flags & HWT_TCACHE_TAIL) ? &tc->tail_key : NULL, classes->bytes[cls],
+                             history ? &tc->history : NULL);
     HWT_COUNT_IN(&tc->counters, small_allocs, 1);
 out:
     if (hwt_alloc_fast_tco(flags))
@@ -208,7 +209,7 @@ hwt_alloc_fast_free_with(struct hwt_thread_state *self, struct hwt_tcache *tc, v
         !hwt_alloc_fast_stack(tc, hwt_alloc_fast_caller(how, c), hwt_alloc_stack_depth(flags),
                               &stack))
         goto out;
-    s = hwt_slab_span_of(addr);
+    s = hwt_slab_span_in(tc->regmap, addr);
     if (unlikely(s == NULL))
         goto out;
     /* both words the span's first two, read together (one load pair) */

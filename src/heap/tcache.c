@@ -137,6 +137,8 @@ struct hwt_tcache *hwt_tcache_create(void)
     tc->stack_key_constants[0] = hwt_unwind_key_constants[0];
     tc->stack_key_constants[1] = hwt_unwind_key_constants[1];
     tc->tail_key = hwt_tail_key;
+    tc->classes = &hwt_size_classes;
+    tc->regmap = hwt_slab_regmap;
     hwt_self.tc = tc;
     /* the pointer before the flags that clear HWT_TCACHE_NONE (see hwt_tcache_exit) */
     __atomic_signal_fence(__ATOMIC_SEQ_CST);

@@ -65,6 +65,10 @@ struct hwt_tcache {
     struct hwt_tail_key tail_key;    /* hwt_tail_key, one load pair away */
     uint32_t tid;
     uint32_t arena; /* the central lists and transfer caches it uses (slab.h) */
+    /* &hwt_size_classes and hwt_slab_regmap: one load from here where forming a global's
+     * address takes two instructions */
+    const struct hwt_size_class_tables *classes;
+    struct hwt_span **const *regmap;
     /* Recent stacks of this thread: 64-bit hash of the frames -> depot id, so a repeated
      * call site skips the depot's shared lookup; key and id side by side, one address
      * for both. Two ways a set, not one: a loop's malloc and free stacks whose keys fell
