@@ -106,8 +106,15 @@ static inline bool hwt_alloc_fast_tco(unsigned flags)
 static inline __attribute__((always_inline)) struct hwt_slab_ref *
 hwt_alloc_fast_entry(struct hwt_slab_ref *slots, uint32_t i)
 {
-    struct hwt_slab_ref *e = slots + i;
+    struct hwt_slab_ref *e;
+#if defined(__aarch64__)
+    /* one add of the zero-extended, scaled index (GCC zero-extended and shifted first) */
+    _Static_assert(sizeof(struct hwt_slab_ref) == 16, "an entry is 1 << 4 bytes");
+    __asm__("add %0, %1, %w2, uxtw #4" : "=r"(e) : "r"(slots), "r"(i));
+#else
+    e = slots + i;
     __asm__("" : "+r"(e));
+#endif
     return e;
 }
 
