@@ -162,7 +162,7 @@ hwt_alloc_fast_malloc_with(struct hwt_thread_state *self, struct hwt_tcache *tc,
     if (ref.addr == 0)
         __builtin_unreachable();
     p = hwt_slot_prepare_ref(ref, size, zero, stack, tagged,
-                             (flags & HWT_TCACHE_TAIL) ? &tc->tail_key : NULL, classes->bytes[cls],
+                             (flags & HWT_TCACHE_TAIL) ? &tc->tail_key : NULL, &classes->bytes[cls],
                              history ? &tc->history : NULL);
     HWT_COUNT_IN(&tc->counters, small_allocs, 1);
 out:

@@ -19,7 +19,7 @@ void *hwt_slot_prepare(uintptr_t addr, size_t requested, bool zero, uint32_t sta
     if (hwt_mte_active && hwt_history_recording() && hwt_slab_slot_state(old) == HWT_SLOT_FREED)
         hwt_history_record_slot(addr, old);
     return hwt_slot_prepare_ref(ref, requested, zero, stack, hwt_mte_active,
-                                hwt_tail_active ? &hwt_tail_key : NULL, s->slot_size, NULL);
+                                hwt_tail_active ? &hwt_tail_key : NULL, &s->slot_size, NULL);
 }
 
 uintptr_t hwt_slot_release(struct hwt_span *s, uint32_t idx, uint32_t stack)
