@@ -158,12 +158,13 @@ hwt_alloc_fast_malloc_with(struct hwt_thread_state *self, struct hwt_tcache *tc,
     /* the entry below slots + n: n - 1 is then formed once, for the count */
     struct hwt_slab_ref ref = hwt_alloc_fast_entry(bin->slots, n)[-1];
     bin->count = n - 1;
-    /* a slot is never at address 0: the entry point's test of p then folds away here */
-    if (ref.addr == 0)
-        __builtin_unreachable();
     p = hwt_slot_prepare_ref(ref, size, zero, stack, tagged,
                              (flags & HWT_TCACHE_TAIL) ? &tc->tail_key : NULL, &classes->bytes[cls],
                              history ? &tc->history : NULL);
+    /* a slot is never at address 0, whatever its tag: the entry point's test of p then
+     * folds away here */
+    if (p == NULL)
+        __builtin_unreachable();
     HWT_COUNT_IN(&tc->counters, small_allocs, 1);
 out:
     if (hwt_alloc_fast_tco(flags))
