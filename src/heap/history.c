@@ -96,13 +96,13 @@ bool hwt_history_find(uintptr_t addr, struct hwt_history_event *alloc,
         if (__atomic_load_n(&e->seq, __ATOMIC_RELAXED) != seq || copy.seq != seq ||
             (seq & HWT_HISTORY_CHECK) != hwt_history_check(copy.ptr))
             continue; /* torn: being written */
-        if (seq & HWT_HISTORY_SLOT) {
+        if (!(seq & HWT_HISTORY_EVENT)) {
             /* a freed object's slot word: its allocation and its free, at this time */
             uint64_t w = copy.word;
             if (hwt_slab_slot_state(w) != HWT_SLOT_FREED)
                 continue;
             struct hwt_history_event a = {
-                .seq = seq & ~(uint64_t)(HWT_HISTORY_SLOT | HWT_HISTORY_FREE),
+                .seq = (seq | HWT_HISTORY_EVENT) & ~(uint64_t)HWT_HISTORY_FREE,
                 .ptr = (uintptr_t)mte_with_tag(copy.ptr, hwt_slab_slot_tag(w)),
                 .size = (uint32_t)hwt_slab_slot_requested(w),
                 .stack = hwt_slab_slot_alloc_stack(w),

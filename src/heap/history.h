@@ -26,9 +26,10 @@
 #define HWT_HISTORY_BATCH 64u     /* entries a thread claims at once; divides the ring */
 
 struct hwt_history_event {
-    /* time << HWT_HISTORY_TIME_SHIFT | slot << 8 | is_free << 7 | check, written last; 0
-     * while empty. First: the release store takes no offset, so here it needs no address
-     * of its own. */
+    /* time << HWT_HISTORY_TIME_SHIFT | event << 8 | is_free << 7 | check, written last; 0
+     * while empty. Event clear: a slot entry (the flag is the rarer kind's, so the fast
+     * path's entry needs no instruction for it). First: the release store takes no offset,
+     * so here it needs no address of its own. */
     uint64_t seq;
     uintptr_t ptr; /* tagged pointer of the object; a slot entry's: its untagged address */
     union {
@@ -36,11 +37,11 @@ struct hwt_history_event {
             uint32_t size;  /* requested size (truncated to 32 bits) */
             uint32_t stack; /* depot id of the allocation or free (thread id is in the depot) */
         };
-        uint64_t word; /* a slot entry's (HWT_HISTORY_SLOT): the freed object's slot word */
+        uint64_t word; /* a slot entry's: the freed object's slot word */
     };
 };
 
-#define HWT_HISTORY_SLOT 0x100u
+#define HWT_HISTORY_EVENT 0x100u
 #define HWT_HISTORY_FREE 0x80u
 #define HWT_HISTORY_CHECK 0x7fu
 #define HWT_HISTORY_TIME_SHIFT 9u
@@ -106,7 +107,7 @@ hwt_history_put_claimed(struct hwt_history_cursor *c, const void *ptr, size_t si
     /* the release orders the fields before seq; the check catches a reader that saw a
      * new pointer under an old seq */
     __atomic_store_n(&e->seq,
-                     hwt_history_clock() << HWT_HISTORY_TIME_SHIFT |
+                     hwt_history_clock() << HWT_HISTORY_TIME_SHIFT | HWT_HISTORY_EVENT |
                          (is_free ? HWT_HISTORY_FREE : 0u) | hwt_history_check((uintptr_t)ptr),
                      __ATOMIC_RELEASE);
 }
@@ -123,10 +124,9 @@ hwt_history_put_slot_claimed(struct hwt_history_cursor *c, uintptr_t addr, uint6
     e->ptr = addr;
     e->word = w;
     /* hwt_history_check of an untagged address (below bit 52): one bit-field move */
-    __atomic_store_n(&e->seq,
-                     hwt_history_clock() << HWT_HISTORY_TIME_SHIFT | HWT_HISTORY_SLOT |
-                         ((addr >> 4) & HWT_HISTORY_CHECK),
-                     __ATOMIC_RELEASE);
+    __atomic_store_n(
+        &e->seq, hwt_history_clock() << HWT_HISTORY_TIME_SHIFT | ((addr >> 4) & HWT_HISTORY_CHECK),
+        __ATOMIC_RELEASE);
 }
 
 /* Records an event through the thread's cursor, claiming a batch when it has none. */
