@@ -86,6 +86,22 @@ static inline struct hwt_tcache *tcache(void)
     return tc;
 }
 
+/* Where the object slot ref's word describes goes when the slot is reused (history.h):
+ * the thread's cursor, with an entry left, for hwt_slot_prepare_ref; NULL when none is
+ * kept, or when it was recorded here (a thread without a cache). */
+static struct hwt_history_cursor *slot_history(struct hwt_tcache *tc, struct hwt_slab_ref ref)
+{
+    if (!hwt_mte_active || !hwt_history_recording())
+        return NULL;
+    if (hwt_tcache_live(tc))
+        return tc->history.next != tc->history.end || hwt_history_claim(&tc->history) ? &tc->history
+                                                                                      : NULL;
+    uint64_t w = hwt_slab_slot_load(ref.slot);
+    if (hwt_slab_slot_state(w) == HWT_SLOT_FREED)
+        hwt_history_record_slot(ref.addr, w);
+    return NULL;
+}
+
 static inline __attribute__((always_inline)) void *
 alloc_small(struct hwt_tcache *tc, unsigned cls, size_t size, bool zero, uint32_t stack)
 {
@@ -100,7 +116,8 @@ alloc_small(struct hwt_tcache *tc, unsigned cls, size_t size, bool zero, uint32_
     }
     HWT_COUNT(small_allocs, 1);
     return hwt_slot_prepare_ref(ref, size, zero, stack, hwt_mte_active,
-                                hwt_tail_active ? &hwt_tail_key : NULL, hwt_size_class_bytes[cls]);
+                                hwt_tail_active ? &hwt_tail_key : NULL, &hwt_size_class_bytes[cls],
+                                slot_history(tc, ref));
 }
 
 static struct hwt_large_stash *large_stash(struct hwt_tcache *tc)
@@ -118,7 +135,11 @@ static void *alloc_stacked_once(size_t size, size_t align, bool zero, struct hwt
         if (cls < HWT_NUM_CLASSES)
             return alloc_small(tc, cls, size, zero, stack);
     }
-    return hwt_large_alloc(size, align, zero, stack, large_stash(tc));
+    /* page-backed objects have events of their own in the history ring (history.h) */
+    void *p = hwt_large_alloc(size, align, zero, stack, large_stash(tc));
+    if (hwt_mte_active && p != NULL)
+        record(tc, p, size, stack, false);
+    return p;
 }
 
 /* When the OS refuses memory, every cache gives back what it holds and the request is tried
@@ -163,8 +184,6 @@ static inline __attribute__((always_inline)) void *alloc_general(size_t size, si
     struct hwt_tcache *tc = tcache();
     uint32_t stack = hwt_alloc_stack_capture(tc, c);
     void *p = alloc_stacked(size, align, zero, tc, stack);
-    if (hwt_mte_active && p != NULL)
-        record(tc, p, size, stack, false);
     mte_tco_clear();
     hwt_busy_leave();
     return outcome(p, saved);
@@ -256,11 +275,11 @@ static inline __attribute__((always_inline)) void
 free_checked_with(struct hwt_tcache *tc, const void *ptr, struct hwt_span *s, uint32_t idx,
                   struct hwt_large *l, uint32_t stack, bool tail_checked)
 {
-    /* one read of the slot's size serves the tail check, the history ring and the counters */
+    /* one read of the object's size serves the tail check, the history ring and the counters */
     size_t size = s != NULL ? hwt_slab_requested(s, idx) : hwt_large_requested(l);
     if (!tail_checked && unlikely(!hwt_tail_intact(ptr, size)))
         hwt_fault_tail(ptr, size, false); /* returns when HWTAG_FAULT lets the program go on */
-    if (hwt_mte_active)
+    if (hwt_mte_active && s == NULL)
         record(tc, ptr, size, stack, true);
     if (s != NULL)
         free_small(tc, s, idx, stack);
@@ -369,8 +388,6 @@ static void *realloc_checked(void *ptr, size_t size, bool *bad, struct hwt_calle
     if (fresh == NULL)
         return NULL;
     memcpy(fresh, ptr, old_requested < size ? old_requested : size);
-    if (hwt_mte_active)
-        record(tc, fresh, size, stack, false);
     free_checked_with(tc, ptr, s, idx, l, stack, true);
     return fresh;
 }

@@ -80,8 +80,9 @@ hwt_alloc_fast_unbusy(struct hwt_thread_state *self, unsigned flags)
  * pattern's, carry the object's own tag, so they need no Tag Check Override; with stacks
  * they set it all the same (hwt_alloc_fast_tco). */
 
-/* Whether a fast path of flags records its events in the history ring: tagged ones, with
- * stacks (hwt_history_recording, from the thread's flags). */
+/* Whether a fast path of flags records in the history ring: tagged ones, with stacks
+ * (hwt_history_recording, from the thread's flags); malloc only, the object a reused
+ * slot's word describes. */
 static inline bool hwt_alloc_fast_history(unsigned flags)
 {
     return HWTAG_MTE && (flags & HWT_TCACHE_MTE) && (flags & HWT_TCACHE_STACK);
@@ -96,6 +97,34 @@ static inline bool hwt_alloc_fast_history(unsigned flags)
 static inline bool hwt_alloc_fast_tco(unsigned flags)
 {
     return hwt_alloc_fast_history(flags);
+}
+
+/* &slots[i], formed in a register the compiler cannot see into: an access to the entry is
+ * then one load or store pair at that address. Indexed, GCC took the first word at
+ * slots + (i << 4) and formed the address again for the second, three instructions more
+ * a malloc or free. */
+static inline __attribute__((always_inline)) struct hwt_slab_ref *
+hwt_alloc_fast_entry(struct hwt_slab_ref *slots, uint32_t i)
+{
+    struct hwt_slab_ref *e;
+#if defined(__aarch64__)
+    /* one add of the zero-extended, scaled index (GCC zero-extended and shifted first) */
+    _Static_assert(sizeof(struct hwt_slab_ref) == 16, "an entry is 1 << 4 bytes");
+    __asm__("add %0, %1, %w2, uxtw #4" : "=r"(e) : "r"(slots), "r"(i));
+#else
+    e = slots + i;
+    __asm__("" : "+r"(e));
+#endif
+    return e;
+}
+
+/* &tc->bins[cls], formed as hwt_alloc_fast_entry forms its entry. */
+static inline __attribute__((always_inline)) struct hwt_tcache_bin *
+hwt_alloc_fast_bin(struct hwt_tcache *tc, unsigned cls)
+{
+    struct hwt_tcache_bin *b = &tc->bins[cls];
+    __asm__("" : "+r"(b));
+    return b;
 }
 
 /* The malloc fast path for flags (HWT_TCACHE_*). Inlined with flags 0 (the allocator alone:
@@ -114,7 +143,8 @@ hwt_alloc_fast_malloc_with(struct hwt_thread_state *self, struct hwt_tcache *tc,
     __atomic_signal_fence(__ATOMIC_SEQ_CST);
     if (hwt_alloc_fast_tco(flags))
         mte_tco_set_on();
-    unsigned cls = hwt_size_class_lut[(size + 15) >> HWT_GRANULE_SHIFT];
+    const struct hwt_size_class_tables *classes = tc->classes;
+    unsigned cls = classes->lut[(size + 15) >> HWT_GRANULE_SHIFT];
     struct hwt_tcache_bin *bin = &tc->bins[cls];
     uint32_t n = bin->count;
     bool tagged = HWTAG_MTE && (flags & HWT_TCACHE_MTE);
@@ -125,14 +155,17 @@ hwt_alloc_fast_malloc_with(struct hwt_thread_state *self, struct hwt_tcache *tc,
         ((flags & HWT_TCACHE_STACK) && !hwt_alloc_fast_stack(tc, hwt_alloc_fast_caller(how, c),
                                                              hwt_alloc_stack_depth(flags), &stack)))
         goto out;
-    struct hwt_slab_ref ref = bin->slots[n - 1];
+    /* the entry below slots + n: n - 1 is then formed once, for the count */
+    struct hwt_slab_ref ref = hwt_alloc_fast_entry(bin->slots, n)[-1];
     bin->count = n - 1;
     p = hwt_slot_prepare_ref(ref, size, zero, stack, tagged,
-                             (flags & HWT_TCACHE_TAIL) ? &tc->tail_key : NULL,
-                             hwt_size_class_bytes[cls]);
+                             (flags & HWT_TCACHE_TAIL) ? &tc->tail_key : NULL, &classes->bytes[cls],
+                             history ? &tc->history : NULL);
+    /* a slot is never at address 0, whatever its tag: the entry point's test of p then
+     * folds away here */
+    if (p == NULL)
+        __builtin_unreachable();
     HWT_COUNT_IN(&tc->counters, small_allocs, 1);
-    if (history)
-        hwt_history_put_claimed(&tc->history, p, size, stack, false);
 out:
     if (hwt_alloc_fast_tco(flags))
         mte_tco_clear_on();
@@ -177,40 +210,48 @@ hwt_alloc_fast_free_with(struct hwt_thread_state *self, struct hwt_tcache *tc, v
     if (hwt_alloc_fast_tco(flags))
         mte_tco_set_on();
     bool tagged = HWTAG_MTE && (flags & HWT_TCACHE_MTE);
-    bool history = hwt_alloc_fast_history(flags);
     bool ok = false;
     uint32_t stack = 0;
     uint64_t w = 0;
     size_t requested = 0;
     struct hwt_slot *slot = NULL;
     struct hwt_tcache_bin *bin = NULL;
-    uintptr_t addr = mte_heap_addr(ptr);
+    /* untagged, the pointer as it is: one with a top byte then matches no slot's address,
+     * and the general path takes it */
+    uintptr_t addr = tagged ? mte_heap_addr(ptr) : (uintptr_t)ptr;
     struct hwt_span *s;
     uint32_t idx;
     if (HWT_ALLOC_FREE_STACK_FIRST && (flags & HWT_TCACHE_STACK) &&
         !hwt_alloc_fast_stack(tc, hwt_alloc_fast_caller(how, c), hwt_alloc_stack_depth(flags),
                               &stack))
         goto out;
-    s = hwt_slab_span_of(addr);
+    s = hwt_slab_span_in(tc->regmap, addr);
     if (unlikely(s == NULL))
         goto out;
+    /* both words the span's first two, read together (one load pair) */
+    uintptr_t base = s->base;
+    struct hwt_slot *slots = s->slots;
     idx = hwt_slab_index(s, addr);
-    if (unlikely(idx >= s->nslots || s->base + (uintptr_t)idx * s->slot_size != addr))
+    if (unlikely(idx >= s->nslots || base + (uintptr_t)idx * s->slot_size != addr))
         goto out;
     /* the tail's line, fetched while the slot word is read (HWT_ALLOC_PREFETCH_TAIL) */
     if (HWT_ALLOC_PREFETCH_TAIL && (flags & HWT_TCACHE_TAIL))
         __builtin_prefetch((const void *)(addr + s->slot_size - 1));
-    slot = &s->slots[idx];
-    bin = &tc->bins[s->cls];
+    slot = &slots[idx];
+    /* its count and its max then in one load pair (indexed, two loads) */
+    bin = hwt_alloc_fast_bin(tc, s->cls);
     w = __atomic_load_n(&slot->word, __ATOMIC_RELAXED);
     requested = hwt_slab_slot_requested(w);
     /* live, and tagged: the pointer's tag is the word's. One compare for both, of the
      * word's bits 0-7 (tag, two zero bits, state) with the pointer's tag */
     uint64_t live = (uint64_t)HWT_SLOT_LIVE << HWT_SLOT_STATE_SHIFT;
-    ok = bin->count != bin->max &&
-         (tagged ? ((w ^ mte_ptr_tag(ptr)) & 0xff) == live
-                 : hwt_slab_slot_state(w) == HWT_SLOT_LIVE) &&
-         (!history || likely(tc->history.next != tc->history.end)) &&
+    uint32_t count = bin->count;
+    /* untagged, one bit test: a slot's own word is never HWT_SLOT_EDGE (the guard words
+     * lie outside [0, nslots)), so HWT_SLOT_LIVE is the one state with its low bit set */
+    _Static_assert(HWT_SLOT_LIVE == 1 && HWT_SLOT_FREED == 2 && HWT_SLOT_UNUSED == 0,
+                   "the state's low bit tells live from freed and unused");
+    ok = count != bin->max &&
+         (tagged ? ((w ^ mte_ptr_tag(ptr)) & 0xff) == live : (w & live) != 0) &&
          (HWT_ALLOC_TAIL_AFTER_SWAP || hwt_alloc_fast_tail_ok(tc, flags, ptr, requested)) &&
          (HWT_ALLOC_FREE_STACK_FIRST || !(flags & HWT_TCACHE_STACK) ||
           hwt_alloc_fast_stack(tc, hwt_alloc_fast_caller(how, c), hwt_alloc_stack_depth(flags),
@@ -237,14 +278,14 @@ hwt_alloc_fast_free_with(struct hwt_thread_state *self, struct hwt_tcache *tc, v
     }
     if (ok) {
         size_t usable = hwt_align_up(requested, HWT_GRANULE);
-        if (tagged) {
-            if (usable != 0)
-                /* the slot's bytes past usable have HWT_TAG_FREE already (slot.h) */
-                mte_store_tags_upto_on(mte_with_tag(addr, HWT_TAG_FREE), usable, s->slot_size);
-            if (history)
-                hwt_history_put_claimed(&tc->history, ptr, requested, stack, true);
-        }
-        bin->slots[bin->count++] = (struct hwt_slab_ref){addr, slot};
+        /* the slot's bytes past usable have HWT_TAG_FREE already (slot.h); the history
+         * ring learns of the object from its word when the slot is reused (history.h) */
+        if (tagged && usable != 0)
+            mte_store_tags_upto_on(mte_with_tag(addr, HWT_TAG_FREE), usable, s->slot_size);
+        /* the bin as read before the swap (only this thread changes it, and not while
+         * busy): no reload, and one store pair at the entry's address */
+        *hwt_alloc_fast_entry(bin->slots, count) = (struct hwt_slab_ref){addr, slot};
+        bin->count = count + 1;
     }
 out:
     if (hwt_alloc_fast_tco(flags))
@@ -284,10 +325,11 @@ static inline __attribute__((always_inline)) void *
 hwt_alloc_fast_malloc(size_t size, bool zero, struct hwt_caller c, unsigned regs)
 {
     struct hwt_thread_state *self = &hwt_self;
-    struct hwt_tcache *tc = self->tc;
-    if (unlikely(size > HWT_SMALL_MAX || (uintptr_t)tc <= (uintptr_t)HWT_TCACHE_DEAD))
+    if (unlikely(size > HWT_SMALL_MAX))
         return NULL;
+    /* a gate that lets a copy in has no HWT_TCACHE_NONE: tc is a cache */
     uint64_t gate = self->gate;
+    struct hwt_tcache *tc = self->tc;
     if (likely(gate == 0))
         return hwt_alloc_fast_malloc_with(self, tc, size, zero, regs, c);
     /* one compare each: the flags, and busy clear */
@@ -304,10 +346,8 @@ static inline __attribute__((always_inline)) bool
 hwt_alloc_fast_free(void *ptr, struct hwt_caller c, unsigned regs)
 {
     struct hwt_thread_state *self = &hwt_self;
+    uint64_t gate = self->gate; /* as hwt_alloc_fast_malloc's */
     struct hwt_tcache *tc = self->tc;
-    if (unlikely((uintptr_t)tc <= (uintptr_t)HWT_TCACHE_DEAD))
-        return false;
-    uint64_t gate = self->gate;
     if (likely(gate == 0))
         return hwt_alloc_fast_free_with(self, tc, ptr, regs, c);
     if (gate == HWT_ALLOC_GATE(HWT_ALLOC_FLAGS_FIRST))

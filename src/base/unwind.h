@@ -54,10 +54,11 @@ bool hwt_unwind_stack_bounds(uintptr_t addr, uintptr_t *lo, uintptr_t *hi);
 
 /* Key of a stack in the per-thread stack caches: a 64-bit hash of its return addresses,
  * mixed in as they are walked (a stack one frame longer mixes one more in, so the number
- * needs no mixing of its own); never 0; its top bits pick the cache set
+ * needs no mixing of its own); its top bits pick the cache set
  * (HWT_TCACHE_STACK_SET_BITS). A collision (a wrong stack in a report) has odds of 2^-64 a
- * pair. The two constants are read from memory: one load where building them takes eight
- * instructions.
+ * pair. A key of 0 matches an empty cache entry (all zero) with the same odds, and gives
+ * id 0, no stack: not worth an instruction a capture to make keys odd. The two constants
+ * are read from memory: one load where building them takes eight instructions.
  * On aarch64 an address costs one multiply-add, key * mul + pc (an instruction fewer a
  * frame of the fast paths' walk than a multiply of key ^ pc). The last address is then
  * not multiplied, so the end folds the low byte, where it differs from a neighbour call
@@ -74,7 +75,7 @@ static inline uint64_t hwt_unwind_key_mix(uint64_t key, uintptr_t pc, uint64_t m
 }
 static inline uint64_t hwt_unwind_key_end(uint64_t key)
 {
-    return (key ^ key << 56) | 1;
+    return key ^ key << 56;
 }
 #else
 static inline uint64_t hwt_unwind_key_mix(uint64_t key, uintptr_t pc, uint64_t mul)
@@ -83,7 +84,7 @@ static inline uint64_t hwt_unwind_key_mix(uint64_t key, uintptr_t pc, uint64_t m
 }
 static inline uint64_t hwt_unwind_key_end(uint64_t key)
 {
-    return key | 1;
+    return key;
 }
 #endif
 static inline uint64_t hwt_unwind_key_step(uint64_t key, uintptr_t pc)

@@ -6,6 +6,7 @@
 #include "arch/mte.h"
 #include "lock.h"
 #include "meta.h"
+#include "slab_slot.h"
 
 static struct hwt_history_event *ring; /* HWT_HISTORY_ENTRIES, published with release */
 static uint32_t next_claim;            /* entries claimed so far, in whole batches */
@@ -51,6 +52,14 @@ void hwt_history_record(const void *ptr, size_t size, uint32_t stack, bool is_fr
     hwt_unlock(&shared_lock);
 }
 
+void hwt_history_record_slot(uintptr_t addr, uint64_t w)
+{
+    if (!hwt_trylock(&shared_lock)) /* as hwt_history_record */
+        return;
+    hwt_history_put_slot(&shared_cursor, addr, w);
+    hwt_unlock(&shared_lock);
+}
+
 static bool matches(const struct hwt_history_event *e, uintptr_t addr)
 {
     if (mte_ptr_tag((void *)e->ptr) != mte_ptr_tag((void *)addr))
@@ -59,6 +68,13 @@ static bool matches(const struct hwt_history_event *e, uintptr_t addr)
     uintptr_t a = mte_untag((void *)addr);
     uintptr_t end = start + (e->size == 0 ? 1 : e->size);
     return a >= start && a < hwt_align_up(end, HWT_GRANULE);
+}
+
+/* *best becomes e when e is no older. */
+static void keep_newer(struct hwt_history_event *best, const struct hwt_history_event *e)
+{
+    if (hwt_history_time(e) >= hwt_history_time(best))
+        *best = *e;
 }
 
 bool hwt_history_find(uintptr_t addr, struct hwt_history_event *alloc,
@@ -80,13 +96,31 @@ bool hwt_history_find(uintptr_t addr, struct hwt_history_event *alloc,
         if (__atomic_load_n(&e->seq, __ATOMIC_RELAXED) != seq || copy.seq != seq ||
             (seq & HWT_HISTORY_CHECK) != hwt_history_check(copy.ptr))
             continue; /* torn: being written */
+        if (!(seq & HWT_HISTORY_EVENT)) {
+            /* a freed object's slot word: its allocation and its free, at this time */
+            uint64_t w = copy.word;
+            if (hwt_slab_slot_state(w) != HWT_SLOT_FREED)
+                continue;
+            struct hwt_history_event a = {
+                .seq = (seq | HWT_HISTORY_EVENT) & ~(uint64_t)HWT_HISTORY_FREE,
+                .ptr = (uintptr_t)mte_with_tag(copy.ptr, hwt_slab_slot_tag(w)),
+                .size = (uint32_t)hwt_slab_slot_requested(w),
+                .stack = hwt_slab_slot_alloc_stack(w),
+            };
+            if (!matches(&a, addr))
+                continue;
+            struct hwt_history_event f = a;
+            f.seq |= HWT_HISTORY_FREE;
+            f.stack = hwt_slab_slot_free_stack(w);
+            keep_newer(alloc, &a);
+            keep_newer(freed, &f);
+            continue;
+        }
         if (!matches(&copy, addr))
             continue;
-        struct hwt_history_event *best = hwt_history_is_free(&copy) ? freed : alloc;
-        if ((seq >> 8) >= (best->seq >> 8))
-            *best = copy;
+        keep_newer(hwt_history_is_free(&copy) ? freed : alloc, &copy);
     }
-    if ((freed->seq >> 8) < (alloc->seq >> 8))
+    if (hwt_history_time(freed) < hwt_history_time(alloc))
         freed->seq = 0; /* that free was of an older object: this one is live */
     return alloc->seq != 0;
 }

@@ -9,8 +9,7 @@
 #define SPAN_MIN_SLOTS 8u
 #define SPAN_FEW_SLOTS_ABOVE 4096u
 
-uint8_t hwt_size_class_lut[HWT_SMALL_MAX / HWT_GRANULE + 1];
-uint32_t hwt_size_class_bytes[HWT_NUM_CLASSES];
+struct hwt_size_class_tables hwt_size_classes;
 
 void hwt_size_class_init(void)
 {

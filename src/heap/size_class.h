@@ -28,11 +28,17 @@ static inline unsigned hwt_size_class_of(size_t size)
            (unsigned)((size - 1 - base) >> step_log2);
 }
 
-/* hwt_size_class_of(size) at index (size + 15) / 16, for every size up to HWT_SMALL_MAX
- * (class boundaries are multiples of the granule); filled by hwt_size_class_init. */
-extern uint8_t hwt_size_class_lut[HWT_SMALL_MAX / HWT_GRANULE + 1];
-/* hwt_size_class_size(cls) for every class; filled by hwt_size_class_init. */
-extern uint32_t hwt_size_class_bytes[HWT_NUM_CLASSES];
+/* The fast paths' tables, in one object so that one address (a thread cache holds it)
+ * reaches both; filled by hwt_size_class_init. */
+struct hwt_size_class_tables {
+    /* hwt_size_class_of(size) at index (size + 15) / 16, for every size up to
+     * HWT_SMALL_MAX (class boundaries are multiples of the granule) */
+    uint8_t lut[HWT_SMALL_MAX / HWT_GRANULE + 1];
+    uint32_t bytes[HWT_NUM_CLASSES]; /* hwt_size_class_size(cls) for every class */
+};
+extern struct hwt_size_class_tables hwt_size_classes;
+#define hwt_size_class_lut (hwt_size_classes.lut)
+#define hwt_size_class_bytes (hwt_size_classes.bytes)
 void hwt_size_class_init(void);
 
 /* Slot size of class cls. */

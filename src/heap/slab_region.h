@@ -49,20 +49,30 @@ static inline struct hwt_region *hwt_slab_region_of(uintptr_t addr)
     return NULL;
 }
 
-/* Span holding addr (untagged), NULL when none. Lock-free: the maps and the span are
+/* Span holding addr (untagged), NULL when none, from regmap (hwt_slab_regmap, or a copy
+ * of its address the caller has at hand). Lock-free: the maps and the span are
  * published with release stores and reached here through the loaded pointers (address
- * dependencies), so relaxed loads see them whole. Inline: every free starts here.
- * signal-safe */
-static inline __attribute__((always_inline)) struct hwt_span *hwt_slab_span_of(uintptr_t addr)
+ * dependencies), so relaxed loads see them whole. The loads are volatile ones, as relaxed
+ * atomic ones are (aligned pointers, each read once): GCC forms each atomic load's address
+ * in a register of its own, where a volatile load takes the index in the instruction,
+ * one instruction a level. Inline: every free starts here. signal-safe */
+static inline __attribute__((always_inline)) struct hwt_span *
+hwt_slab_span_in(struct hwt_span **const *regmap, uintptr_t addr)
 {
     /* Bits above 2^48 wrap around: such an address can never equal a slot's (the callers
      * check), whichever span it finds. */
     uintptr_t top = (addr >> HWT_REGION_SHIFT) & (((uintptr_t)1 << HWT_REGMAP_BITS) - 1);
-    struct hwt_span **map = __atomic_load_n(&hwt_slab_regmap[top], __ATOMIC_RELAXED);
+    struct hwt_span **map = ((struct hwt_span * *const volatile *)regmap)[top];
     if (map == NULL)
         return NULL;
-    return __atomic_load_n(&map[(addr >> HWT_MAP_SHIFT) & (HWT_REGION_SIZE / HWT_MAP_PAGE - 1)],
-                           __ATOMIC_RELAXED);
+    return ((struct hwt_span *const volatile *)
+                map)[(addr >> HWT_MAP_SHIFT) & (HWT_REGION_SIZE / HWT_MAP_PAGE - 1)];
+}
+
+/* hwt_slab_span_in of hwt_slab_regmap: the span holding addr. signal-safe */
+static inline __attribute__((always_inline)) struct hwt_span *hwt_slab_span_of(uintptr_t addr)
+{
+    return hwt_slab_span_in(hwt_slab_regmap, addr);
 }
 
 /* The base of a region slot whose region was given back (hwt_slab_region_retire): no user

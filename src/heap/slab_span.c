@@ -3,6 +3,7 @@
  * another class. It never chooses, keeps or releases a span: the central lists do (slab.c). */
 #include "slab_span.h"
 
+#include "history.h"
 #include "lock.h"
 #include "meta.h"
 #include "size_class.h"
@@ -19,6 +20,15 @@ static struct hwt_span *husks[HWT_NUM_CLASSES];
 
 void hwt_slab_span_husk(struct hwt_span *s)
 {
+    /* its words are about to be forgotten: the freed objects they describe go to the
+     * history ring, as a reused slot's do (history.h) */
+    if (hwt_mte_active && hwt_history_recording()) {
+        for (uint32_t i = 0; i < s->nslots; i++) {
+            uint64_t w = hwt_slab_slot_load(&s->slots[i]);
+            if (hwt_slab_slot_state(w) == HWT_SLOT_FREED)
+                hwt_history_record_slot(s->base + (uintptr_t)i * s->slot_size, w);
+        }
+    }
     hwt_lock(&husk_lock);
     s->next = husks[s->cls];
     husks[s->cls] = s;

@@ -19,8 +19,9 @@
  * bytes a span (python3 start-up: 825 spans, 52 KiB). */
 struct hwt_span {
     uintptr_t base;               /* untagged, aligned to span_size */
+    struct hwt_slot *slots;       /* nslots words, an HWT_SLOT_EDGE word before and after;
+                                   * next to base: free reads both with one load pair */
     uint64_t *free_bits;          /* 1 = available in the span; central lock */
-    struct hwt_slot *slots;       /* nslots words, an HWT_SLOT_EDGE word before and after */
     struct hwt_span *next, *prev; /* central lists; central lock */
     uint32_t span_size;           /* bytes */
     uint32_t slot_size;           /* bytes */

@@ -13,6 +13,7 @@
 #include "arch/mte.h"
 #include "arch/mte_range.h"
 #include "check.h"
+#include "history.h"
 #include "object.h"
 #include "slab.h"
 #include "tag.h"
@@ -38,9 +39,10 @@ static inline __attribute__((always_inline)) uint64_t hwt_slot_word_at(uintptr_t
  * worst). The neighbours' words sit next to the slot's own; a guard word (the slot is at
  * its span's edge; one test of both words for its bit 63) sends that side to the adjacent
  * span. An unused slot's word reads as
- * tag 0, which is never picked anyway. Returns the slot's address with the new tag.
- * Tagging must be on. */
-static inline __attribute__((always_inline)) uintptr_t hwt_slot_pick_tag(struct hwt_slab_ref ref)
+ * tag 0, which is never picked anyway. Returns the slot's address with the new tag, and
+ * in *old the slot's word. Tagging must be on. */
+static inline __attribute__((always_inline)) uintptr_t hwt_slot_pick_tag(struct hwt_slab_ref ref,
+                                                                         uint64_t *old_word)
 {
     /* volatile loads, as relaxed atomic ones (aligned words, read once): GCC builds each
      * atomic load's address in a register of its own, two more instructions here */
@@ -58,22 +60,45 @@ static inline __attribute__((always_inline)) uintptr_t hwt_slot_pick_tag(struct 
     uint64_t exclude = UINT64_C(1) << HWT_TAG_UNTAGGED | UINT64_C(1) << HWT_TAG_FREE |
                        hwt_slab_slot_tag_bit(old) | hwt_slab_slot_tag_bit(left) |
                        hwt_slab_slot_tag_bit(right);
+    *old_word = old;
     return mte_random_tagged(ref.addr, exclude);
 }
 
-/* Makes the free slot ref (slot_size bytes) a live object of size requested: its tag
+/* Tags (and zeroes when zero) the usable bytes of a fresh object in a slot of *slot_size
+ * bytes. The slot size is read only where it serves, for more than four granules: read
+ * ahead (the compiler hoisted it), it cost every small malloc three instructions. */
+static inline __attribute__((always_inline)) void
+hwt_slot_tag_fresh(void *tagged, size_t usable, bool zero, const uint32_t *slot_size)
+{
+    if (usable <= 4 * HWT_GRANULE) {
+        mte_store_tags_on(tagged, usable, zero);
+        return;
+    }
+    /* out of the compiler's sight, so that it cannot prove the load safe to hoist */
+    __asm__("" : "+r"(slot_size));
+    mte_store_tags_within_on(tagged, usable, zero, *slot_size);
+}
+
+/* Makes the free slot ref (*slot_size bytes) a live object of size requested: its tag
  * (tagged), its tags and zeroing, its tail pattern (tail: the key, NULL for none), its slot
- * word. Returns the tagged pointer. Inline: malloc's fast path is this and a cache pop. */
+ * word. history: NULL, or (tagged only) a cursor with an entry left, where the object the
+ * slot's word described goes when it was one freed (the history ring's slot entries).
+ * Returns the tagged pointer. Inline: malloc's fast path is this and a cache pop. */
 static inline __attribute__((always_inline)) void *
 hwt_slot_prepare_ref(struct hwt_slab_ref ref, size_t requested, bool zero, uint32_t stack,
-                     bool tagged, const struct hwt_tail_key *tail, size_t slot_size)
+                     bool tagged, const struct hwt_tail_key *tail, const uint32_t *slot_size,
+                     struct hwt_history_cursor *history)
 {
     uintptr_t tagged_addr = ref.addr;
     size_t usable = hwt_align_up(requested, HWT_GRANULE);
     if (tagged) {
-        tagged_addr = hwt_slot_pick_tag(ref);
+        uint64_t old;
+        tagged_addr = hwt_slot_pick_tag(ref, &old);
+        /* before the word changes: a report finds the object in one or the other */
+        if (history != NULL && hwt_slab_slot_state(old) == HWT_SLOT_FREED)
+            hwt_history_put_slot_claimed(history, ref.addr, old);
         if (usable != 0)
-            mte_store_tags_within_on((void *)tagged_addr, usable, zero, slot_size);
+            hwt_slot_tag_fresh((void *)tagged_addr, usable, zero, slot_size);
     } else if (zero) {
         __builtin_memset((void *)ref.addr, 0, usable);
     }

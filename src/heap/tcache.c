@@ -16,7 +16,8 @@
 #include "transfer.h"
 #include "unwind.h"
 
-__thread struct hwt_thread_state hwt_self __attribute__((tls_model("initial-exec")));
+__thread struct hwt_thread_state hwt_self
+    __attribute__((tls_model("initial-exec"))) = {.flags = HWT_TCACHE_NONE};
 
 static struct hwt_lock list_lock = HWT_LOCK_INIT;
 static struct hwt_tcache *all_caches; /* list_lock */
@@ -79,6 +80,9 @@ void hwt_tcache_flush(struct hwt_tcache *tc)
 
 void hwt_tcache_exit(struct hwt_tcache *tc)
 {
+    /* the flag before the pointer: a signal's malloc in between takes the general path */
+    hwt_self.flags |= HWT_TCACHE_NONE;
+    __atomic_signal_fence(__ATOMIC_SEQ_CST);
     hwt_self.tc = HWT_TCACHE_DEAD;
     hwt_counters_bind(NULL);
     flush_all(tc);
@@ -132,20 +136,22 @@ struct hwt_tcache *hwt_tcache_create(void)
     if (tc == NULL)
         return NULL;
     tc->tid = (uint32_t)hwt_os_gettid();
-    memset(tc->stacks, 0, sizeof(tc->stacks)); /* a reused cache had another tid */
+    /* a reused cache had another tid */
+    memset(tc->stacks, 0, sizeof(tc->stacks));
+    memset(tc->stacks_older, 0, sizeof(tc->stacks_older));
     /* a reused cache's bins are empty (flush_all) but may have grown */
     for (unsigned cls = 0; cls < HWT_NUM_CLASSES; cls++)
         tc->bins[cls].max = bin_base(cls);
-    hwt_self.flags = (hwt_self.flags & HWT_TCACHE_NOLEAK) | (hwt_mte_active ? HWT_TCACHE_MTE : 0u) |
+    uint32_t flags = (hwt_mte_active ? HWT_TCACHE_MTE : 0u) |
                      (hwt_opts.stacktrace == HWT_ON ? HWT_TCACHE_STACK : 0u) |
                      (hwt_tail_active ? HWT_TCACHE_TAIL : 0u);
-    if ((hwt_self.flags & HWT_TCACHE_STACK) && hwt_opts.stack_depth != HWT_STACK_DEFAULT_DEPTH)
-        hwt_self.flags |= HWT_TCACHE_DEPTH;
+    if ((flags & HWT_TCACHE_STACK) && hwt_opts.stack_depth != HWT_STACK_DEFAULT_DEPTH)
+        flags |= HWT_TCACHE_DEPTH;
     uintptr_t here = (uintptr_t)__builtin_frame_address(0);
     uintptr_t lo, hi;
     /* Only a cache that captures stacks walks them: the bounds cost a read of
      * /proc/self/maps (mstress, 50 threads of 2 ms each, stacks off: 51 reads) */
-    if ((hwt_self.flags & HWT_TCACHE_STACK) && hwt_unwind_stack_bounds(here, &lo, &hi) &&
+    if ((flags & HWT_TCACHE_STACK) && hwt_unwind_stack_bounds(here, &lo, &hi) &&
         hi - lo > 2 * sizeof(uintptr_t)) {
         tc->stack_lo = lo;
         tc->stack_last = hi - 2 * sizeof(uintptr_t);
@@ -157,7 +163,12 @@ struct hwt_tcache *hwt_tcache_create(void)
     tc->stack_key_constants[0] = hwt_unwind_key_constants[0];
     tc->stack_key_constants[1] = hwt_unwind_key_constants[1];
     tc->tail_key = hwt_tail_key;
+    tc->classes = &hwt_size_classes;
+    tc->regmap = hwt_slab_regmap;
     hwt_self.tc = tc;
+    /* the pointer before the flags that clear HWT_TCACHE_NONE (see hwt_tcache_exit) */
+    __atomic_signal_fence(__ATOMIC_SEQ_CST);
+    hwt_self.flags = (hwt_self.flags & HWT_TCACHE_NOLEAK) | flags;
     hwt_counters_bind(&tc->counters);
     return tc;
 }
@@ -257,5 +268,6 @@ void hwt_tcache_after_fork_child(void)
     if (hwt_tcache_live(self)) {
         self->tid = (uint32_t)hwt_os_gettid();
         memset(self->stacks, 0, sizeof(self->stacks));
+        memset(self->stacks_older, 0, sizeof(self->stacks_older));
     }
 }

@@ -45,36 +45,55 @@ enum {
     /* stacks of HWTAG_STACK_DEPTH frames, not HWT_STACK_DEFAULT_DEPTH: no inlined copy
      * matches, and alloc.c's copies walk to the option's depth */
     HWT_TCACHE_DEPTH = 32,
+    /* the thread has no cache (none yet, or gone at its exit; hwt_self.tc is then NULL or
+     * HWT_TCACHE_DEAD): no inlined copy matches, so the fast paths, which the gate let in,
+     * need not test the cache pointer. Set first: the thread's initial value */
+    HWT_TCACHE_NONE = 64,
 };
 
 struct hwt_tcache {
-    struct hwt_tcache_bin bins[HWT_NUM_CLASSES];
-    struct hwt_counters counters;       /* written only by the owning thread */
-    struct hwt_large_stash large_stash; /* its last freed untagged large mappings */
-    struct hwt_tcache *all_next;        /* every cache ever made; never unlinked */
-    int in_use;                         /* owned by a live thread; tcache list lock */
-    struct hwt_history_cursor history;  /* this thread's entries of the history ring */
-    uint32_t tid;
-    uint32_t arena; /* the central lists and transfer caches it uses (slab.h) */
+    /* First the fields the fast paths read at fixed places, all within reach of a load
+     * pair's offset from the cache's address (504 bytes), so that each pair of them is one
+     * load with no address formed for it; then the first way of the stack cache, whose
+     * entry (key and id) is then one load pair at the set's address. */
+    struct hwt_history_cursor history; /* this thread's entries of the history ring */
     /* The thread's stack mapping, where its frame records are: [stack_lo, stack_last + 16),
      * stack_room = stack_last - stack_lo (kept so the fast path's check is one compare);
      * an empty range (all 0) when unknown. */
     uintptr_t stack_lo, stack_room, stack_last;
-    uint64_t stack_key_constants[2]; /* hwt_unwind_key_constants, one load away */
+    uint64_t stack_key_constants[2]; /* hwt_unwind_key_constants, one load pair away */
     struct hwt_tail_key tail_key;    /* hwt_tail_key, one load pair away */
+    uint32_t tid;
+    uint32_t arena; /* the central lists and transfer caches it uses (slab.h) */
+    /* &hwt_size_classes and hwt_slab_regmap: one load from here where forming a global's
+     * address takes two instructions */
+    const struct hwt_size_class_tables *classes;
+    struct hwt_span **const *regmap;
     /* Recent stacks of this thread: 64-bit hash of the frames -> depot id, so a repeated
      * call site skips the depot's shared lookup; key and id side by side, one address
      * for both. Two ways a set, not one: a loop's malloc and free stacks whose keys fell
      * in one set (1 process in 64 with 64 sets, by where ASLR put the code) took turns to
      * evict each other, and every call went to the depot, which made such a loop several
-     * times slower. Way-major, so that the first way's address is the set times 16, cheaper
-     * to form than a set's 32 bytes. Cleared when the tid changes (fork). */
+     * times slower. The first way (stacks, the set's newest) here, the second
+     * (stacks_older) after the bins, which stay within reach of a 32-bit load's offset.
+     * Cleared when the tid changes (fork). */
     struct hwt_tcache_stack {
         uint64_t key;
         uint64_t id;
-    } stacks[HWT_TCACHE_STACK_WAYS][HWT_TCACHE_STACK_SETS];
+    } stacks[HWT_TCACHE_STACK_SETS];
+    struct hwt_tcache_bin bins[HWT_NUM_CLASSES];
+    struct hwt_counters counters;       /* written only by the owning thread */
+    struct hwt_large_stash large_stash; /* its last freed untagged large mappings */
+    struct hwt_tcache *all_next;        /* every cache ever made; never unlinked */
+    int in_use;                         /* owned by a live thread; tcache list lock */
+    struct hwt_tcache_stack stacks_older[HWT_TCACHE_STACK_SETS];
     struct hwt_stackdepot_cache depot_cache; /* behind the stacks, for their misses */
 };
+_Static_assert(__builtin_offsetof(struct hwt_tcache, stacks) <= 504 &&
+                   __builtin_offsetof(struct hwt_tcache, stacks) % 16 == 0,
+               "the stack cache's first way is a load pair's offset away, on 16 bytes");
+_Static_assert(__builtin_offsetof(struct hwt_tcache, bins[HWT_NUM_CLASSES]) <= 16380,
+               "a bin's count is a 32-bit load's offset away");
 
 /* The set of tc's stack cache where a stack of key is kept: the key's top bits. */
 static inline unsigned hwt_tcache_stack_set(uint64_t key)
@@ -88,12 +107,14 @@ static inline __attribute__((always_inline)) bool hwt_tcache_stack_find(const st
                                                                         uint64_t key, uint32_t *id)
 {
     unsigned set = hwt_tcache_stack_set(key);
-    if (likely(tc->stacks[0][set].key == key)) {
-        *id = (uint32_t)tc->stacks[0][set].id;
+    /* key and id in one load pair */
+    struct hwt_tcache_stack first = tc->stacks[set];
+    if (likely(first.key == key)) {
+        *id = (uint32_t)first.id;
         return true;
     }
-    *id = (uint32_t)tc->stacks[1][set].id;
-    return tc->stacks[1][set].key == key;
+    *id = (uint32_t)tc->stacks_older[set].id;
+    return tc->stacks_older[set].key == key;
 }
 
 /* Puts a stack tc's cache does not hold into its set's first way; the one there moves to
@@ -102,8 +123,8 @@ static inline void hwt_tcache_stack_put(struct hwt_tcache *tc, uint64_t key, uin
 {
     unsigned set = hwt_tcache_stack_set(key);
     _Static_assert(HWT_TCACHE_STACK_WAYS == 2, "one move per put");
-    tc->stacks[1][set] = tc->stacks[0][set];
-    tc->stacks[0][set] = (struct hwt_tcache_stack){key, id};
+    tc->stacks_older[set] = tc->stacks[set];
+    tc->stacks[set] = (struct hwt_tcache_stack){key, id};
 }
 
 #define HWT_TCACHE_DEAD ((struct hwt_tcache *)1)
@@ -117,8 +138,9 @@ static inline bool hwt_tcache_live(const struct hwt_tcache *tc)
 /* The calling thread's allocator state, one initial-exec TLS block. tc: NULL before the
  * thread's first allocation, HWT_TCACHE_DEAD after its exit destructor. busy: 1 while
  * the thread is inside malloc, free or realloc (a signal handler that finds it set has
- * interrupted one of them). flags: HWT_TCACHE_*, set with the cache. gate: busy and flags
- * in one word, 0 when the fast paths have nothing to do but the cache. */
+ * interrupted one of them). flags: HWT_TCACHE_*, set with the cache, HWT_TCACHE_NONE
+ * whenever tc is no cache. gate: busy and flags in one word, 0 when the fast paths have
+ * nothing to do but the cache. */
 struct hwt_thread_state {
     struct hwt_tcache *tc;
     union {

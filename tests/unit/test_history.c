@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* The history ring: events found by tag and address, a free after its allocation names the
- * object freed, a later allocation makes it live again, and events are ordered by time
- * whichever thread's batch holds them. */
+ * object freed, a later allocation makes it live again, events are ordered by time
+ * whichever thread's batch holds them, and a slot entry gives both stacks. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -10,6 +10,7 @@
 
 #include "history.h"
 #include "init.h"
+#include "slab_slot.h"
 
 /* A made-up object: tag 3, 64 bytes at an address no other test uses. */
 #define ADDR ((uintptr_t)0x7e5a000100)
@@ -82,12 +83,44 @@ static void test_events_are_ordered_by_time_not_place(void **state)
     assert_int_equal(freed.stack, 55);
 }
 
+/* A slot entry (the word of a freed object whose slot is reused) names the object with
+ * both its stacks; a word of a slot never used names nothing. */
+static void test_slot_entry_names_alloc_and_free(void **state)
+{
+    (void)state;
+    struct hwt_history_cursor a = {0};
+    struct hwt_history_event alloc, freed;
+    uintptr_t addr = ADDR + 0x1000;
+    tick();
+    hwt_history_put_slot(&a, addr, hwt_slab_slot_word(HWT_SLOT_FREED, 6, 40, 66, 77));
+    hwt_history_put_slot(&a, addr + 64, hwt_slab_slot_word(HWT_SLOT_UNUSED, 0, 0, 0, 0));
+    assert_true(hwt_history_find((addr + 32) | (uintptr_t)6 << 56, &alloc, &freed));
+    assert_int_equal(alloc.stack, 66);
+    assert_int_equal(alloc.size, 40);
+    assert_int_equal(alloc.ptr, addr | (uintptr_t)6 << 56);
+    assert_false(hwt_history_is_free(&alloc));
+    assert_int_not_equal(freed.seq, 0);
+    assert_true(hwt_history_is_free(&freed));
+    assert_int_equal(freed.stack, 77);
+    /* past the object's granules, another tag, or the never-used slot: nothing */
+    assert_false(hwt_history_find((addr + 48) | (uintptr_t)6 << 56, &alloc, &freed));
+    assert_false(hwt_history_find((addr + 8) | (uintptr_t)5 << 56, &alloc, &freed));
+    assert_false(hwt_history_find(addr + 64, &alloc, &freed));
+    /* a later allocation of the same tag there is live */
+    tick();
+    hwt_history_put(&a, (const void *)(addr | (uintptr_t)6 << 56), 40, 88, false);
+    assert_true(hwt_history_find((addr + 8) | (uintptr_t)6 << 56, &alloc, &freed));
+    assert_int_equal(alloc.stack, 88);
+    assert_int_equal(freed.seq, 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_free_after_alloc_names_the_freed_object),
         cmocka_unit_test(test_later_allocation_is_live),
         cmocka_unit_test(test_events_are_ordered_by_time_not_place),
+        cmocka_unit_test(test_slot_entry_names_alloc_and_free),
     };
     return cmocka_run_group_tests(tests, group_setup, NULL);
 }

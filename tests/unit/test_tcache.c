@@ -15,7 +15,8 @@
 
 static struct hwt_tcache tc; /* zeroed: an empty stack cache */
 
-/* A stack key (odd, as hwt_unwind_key_end makes them) in set `set`, told apart by n. */
+/* A stack key (nonzero, as hwt_unwind_key_end makes them but for odds of 2^-64) in set
+ * `set`, told apart by n. */
 static uint64_t key_in(unsigned set, uint64_t n)
 {
     return (uint64_t)set << (64 - HWT_TCACHE_STACK_SET_BITS) | n << 1 | 1;
