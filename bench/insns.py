@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: MIT
-"""Guest instructions per malloc+free pair under qemu-aarch64 (issue 10), counted with the
+"""Guest instructions per malloc+free pair under qemu-aarch64, counted with the
 project's own TCG plugin bench/insncount/insncount.c.
 
 bench/bench_pairs.c (64 live blocks, single thread) runs twice per configuration and size, with
@@ -154,7 +154,7 @@ def main():
 
 def write(args, n, sizes, cs, res, elapsed):
     sz = " / ".join("%d" % s for s in sizes)
-    L = ["# Guest instructions per malloc+free pair (issue 10)", "",
+    L = ["# Guest instructions per malloc+free pair", "",
          "`bench/insns.py%s`: qemu-aarch64 %s with the plugin `bench/insncount/insncount.c`;"
          " `bench/bench_pairs` with %s, %d thread(s), run with 0 and %d pairs, cells"
          " = (count(%d) - count(0)) / %d, so start-up and the live set are excluded. Exact counts:"
@@ -190,9 +190,7 @@ def write(args, n, sizes, cs, res, elapsed):
                 continue
             L.append("| %s | %d | %s |" % (c[0], s, " | ".join(
                 ("%.2f" % x["mte"].get(k, 0)).rstrip("0").rstrip(".") if x["mte"].get(k, 0) else "0" for k in TAG_KINDS + ["tco"])))
-    L += ["", "Issue 10's targets (per pair, 32 / 1000 / 4000 B): HWTAG_MODE=off <= 150 / 160 / 160;"
-          " sync with stacks off <= 200 / 260 / 280; sync with stacks on <= 400 / 450 / 480;"
-          " MTE instructions no higher than 3 / 35 / 41.", "", "## Configurations", ""]
+    L += ["", "## Configurations", ""]
     for c in cs:
         extra = " ".join("%s=%s" % kv for kv in sorted(c[3].items()))
         pre = ":".join(rel(p) for p in c[2])

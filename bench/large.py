@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: MIT
-"""Where the large path's time goes (issue 10): system calls and page faults per large
+"""Where the large path's time goes: system calls and page faults per large
 malloc+free (32 KiB..1 MiB) under qemu-aarch64, libhwtag next to glibc and the peers.
 
 bench/bench_large.c runs twice per configuration under `qemu-aarch64 -strace` (0 and N timed
@@ -136,7 +136,7 @@ def main():
 
 
 def write(args, n, reps, cs, R, elapsed):
-    L = ["# The large path per operation (issue 10)", "",
+    L = ["# The large path per operation", "",
          "`bench/large.py%s`: `bench/bench_large` under qemu-aarch64 7.2, malloc+free of"
          " log-uniform 32 KiB..1 MiB objects, %d timed ops per run; system calls from"
          " `qemu-aarch64 -strace` (run with %d ops minus run with 0 ops, / %d), page faults"

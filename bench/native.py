@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: MIT
-"""Native (x86_64, tagging compiled out) allocator-core benchmark of issue 10.
+"""Native (x86_64, tagging compiled out) allocator-core benchmark.
 
 Builds bench/bench_threads.c for the host, runs its five workloads (remote, handoff, churn,
 mixed, bigbuf; 2 threads) under glibc, jemalloc, mimalloc, tcmalloc (Debian packages, LD_PRELOAD) and
@@ -208,7 +208,7 @@ def paired(a, b):
 def write(args, rounds, scale, cs, res, elapsed, failed):
     names = [c[0] for c in cs]
     if args.qemu:
-        head = ["# Allocator-core workloads under qemu with tagging on (issue 10)", "",
+        head = ["# Allocator-core workloads under qemu with tagging on", "",
                 "`bench/native.py --qemu%s`: qemu-aarch64 (QEMU 7.2, `-cpu max,sve=off`) on the"
                 " x86_64 host, %d round(s), %d threads, every configuration of a round run back"
                 " to back in rotated order; %.0f s in all. libhwtag is the `aarch64` preset."
@@ -216,7 +216,7 @@ def write(args, rounds, scale, cs, res, elapsed, failed):
                 " an unchecked one, which MTE hardware does not pay." % (
                     " --quick" if args.quick else "", rounds, args.threads, elapsed)]
     else:
-        head = ["# Native allocator-core benchmark (issue 10)", "",
+        head = ["# Native allocator-core benchmark", "",
                 "`bench/native.py%s`: x86_64 host, %d round(s), %d threads, every configuration of a"
                 " round run back to back in rotated order; %.0f s in all. libhwtag is the"
                 " `native-release` preset (Release + LTO, HWTAG_MTE=OFF, no sanitizers)." % (
@@ -272,11 +272,7 @@ def write(args, rounds, scale, cs, res, elapsed, failed):
                         row.append("-")
             lines.append("| " + " | ".join(row) + " |")
         lines += ["", "A configuration that failed in some rounds is compared over the rounds it"
-                  " ran and left out of the geometric mean.", "", "Issue 10's goal under qemu with tagging on: at or below glibc's MTE mode on"
-                  " every workload, and below Scudo with MTE."]
-    else:
-        lines += ["", "Issue 10's goals for libhwtag: geometric mean <= 1.00x with stacks off, <= 1.15x"
-                  " with stacks on, no workload above 1.5x."]
+                  " ran and left out of the geometric mean."]
     lines += ["", "## Workloads", "",
         "`bench/bench_threads.c`, 2 threads, one op = one malloc + one free, every object touched"
         " at both ends:", ""]

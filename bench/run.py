@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: MIT
-"""Runs the libhwtag benchmark suite (issue #6) and writes results/ (Markdown + PNG).
+"""Runs the libhwtag benchmark suite and writes results/ (Markdown + PNG).
 
 Builds the bench programs (plain, ASan and HWASan variants) and two preload shims, runs every
 workload under every allocator configuration, alternating configurations within a round and
@@ -975,7 +975,7 @@ def write_outputs(args, mode, rounds, elapsed, configs, verify, notes, res, plan
         L.append("")
 
     if do_sweep:
-        L.append("## Sampling sweep (issue #5): loopback, HWTAG_SAMPLE_ORDER=3\n")
+        L.append("## Sampling sweep: loopback, HWTAG_SAMPLE_ORDER=3\n")
         L.append("| HWTAG_SAMPLE | Mbit/s | throughput vs off | slowdown vs off | share of "
                  "full-tagging slowdown removed | allocations unchecked | large allocations "
                  "unchecked |")
@@ -1083,7 +1083,7 @@ def evaluate_targets(res):
                  "hwtag-sync", "glibc-mte-sync", "mops_s", 10.0)
     ratio_target("large 1T: HWTAG_SAMPLE=10 vs clean glibc (throughput)", "micro-large-1t",
                  "hwtag-sample10", "clean", "mops_s", 0.3)
-    # issue 10: the allocator itself, no tags, must not lose to glibc on the large path
+    # the allocator itself, no tags, must not lose to glibc on the large path
     ratio_target("large 1T: libhwtag off vs clean glibc (throughput)", "micro-large-1t",
                  "hwtag-off", "clean", "mops_s", 0.8)
     ratio_target("large 2T: libhwtag off vs clean glibc (throughput)", "micro-large-2t",

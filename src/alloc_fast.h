@@ -15,6 +15,7 @@
 #include "arch/caller.h"
 #include "arch/mte.h"
 #include "arch/mte_range.h"
+#include "arch/opaque.h"
 #include "history.h"
 #include "options.h"
 #include "size_class.h"
@@ -106,16 +107,8 @@ static inline bool hwt_alloc_fast_tco(unsigned flags)
 static inline __attribute__((always_inline)) struct hwt_slab_ref *
 hwt_alloc_fast_entry(struct hwt_slab_ref *slots, uint32_t i)
 {
-    struct hwt_slab_ref *e;
-#if defined(__aarch64__)
-    /* one add of the zero-extended, scaled index (GCC zero-extended and shifted first) */
     _Static_assert(sizeof(struct hwt_slab_ref) == 16, "an entry is 1 << 4 bytes");
-    __asm__("add %0, %1, %w2, uxtw #4" : "=r"(e) : "r"(slots), "r"(i));
-#else
-    e = slots + i;
-    __asm__("" : "+r"(e));
-#endif
-    return e;
+    return hwt_arch_index16(slots, i);
 }
 
 /* &tc->bins[cls], formed as hwt_alloc_fast_entry forms its entry. */
@@ -123,7 +116,7 @@ static inline __attribute__((always_inline)) struct hwt_tcache_bin *
 hwt_alloc_fast_bin(struct hwt_tcache *tc, unsigned cls)
 {
     struct hwt_tcache_bin *b = &tc->bins[cls];
-    __asm__("" : "+r"(b));
+    hwt_arch_opaque(b);
     return b;
 }
 

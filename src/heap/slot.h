@@ -12,6 +12,7 @@
 
 #include "arch/mte.h"
 #include "arch/mte_range.h"
+#include "arch/opaque.h"
 #include "check.h"
 #include "history.h"
 #include "object.h"
@@ -75,7 +76,7 @@ hwt_slot_tag_fresh(void *tagged, size_t usable, bool zero, const uint32_t *slot_
         return;
     }
     /* out of the compiler's sight, so that it cannot prove the load safe to hoist */
-    __asm__("" : "+r"(slot_size));
+    hwt_arch_opaque(slot_size);
     mte_store_tags_within_on(tagged, usable, zero, *slot_size);
 }
 
