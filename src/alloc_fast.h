@@ -308,12 +308,12 @@ out:
 /* hwt_thread_state.gate of a thread not busy with these flags (busy is the high word) */
 #define HWT_ALLOC_GATE(flags) ((uint64_t)(flags))
 
-/* The copies inlined into malloc's entry point: the allocator alone (gate 0), and malloc
- * (not calloc) with the default flags or without stacks. */
-static inline bool hwt_alloc_fast_malloc_inline(uint64_t gate, bool zero)
+/* The copies inlined into malloc's and calloc's entry points: the allocator alone (gate 0),
+ * and the default flags or those without stacks. */
+static inline bool hwt_alloc_fast_malloc_inline(uint64_t gate)
 {
-    return gate == 0 || (!zero && (gate == HWT_ALLOC_GATE(HWT_ALLOC_FLAGS_DEFAULT) ||
-                                   gate == HWT_ALLOC_GATE(HWT_ALLOC_FLAGS_NO_STACK)));
+    return gate == 0 || gate == HWT_ALLOC_GATE(HWT_ALLOC_FLAGS_DEFAULT) ||
+           gate == HWT_ALLOC_GATE(HWT_ALLOC_FLAGS_NO_STACK);
 }
 
 /* malloc/calloc of size bytes (16-byte alignment) from the cache through an inlined copy;
@@ -332,11 +332,12 @@ hwt_alloc_fast_malloc(size_t size, bool zero, struct hwt_caller c, unsigned regs
     struct hwt_tcache *tc = self->tc;
     if (likely(gate == 0))
         return hwt_alloc_fast_malloc_with(self, tc, size, zero, regs, c);
-    /* one compare each: the flags, and busy clear */
-    if (!zero && gate == HWT_ALLOC_GATE(HWT_ALLOC_FLAGS_FIRST))
-        return hwt_alloc_fast_malloc_with(self, tc, size, false, HWT_ALLOC_FLAGS_FIRST | regs, c);
-    if (!zero && gate == HWT_ALLOC_GATE(HWT_ALLOC_FLAGS_SECOND))
-        return hwt_alloc_fast_malloc_with(self, tc, size, false, HWT_ALLOC_FLAGS_SECOND | regs, c);
+    /* one compare each: the flags, and busy clear. calloc too: tagged, the zeroing tag
+     * stores (STZG, DC GZVA) clear the bytes with the tags they set anyway */
+    if (gate == HWT_ALLOC_GATE(HWT_ALLOC_FLAGS_FIRST))
+        return hwt_alloc_fast_malloc_with(self, tc, size, zero, HWT_ALLOC_FLAGS_FIRST | regs, c);
+    if (gate == HWT_ALLOC_GATE(HWT_ALLOC_FLAGS_SECOND))
+        return hwt_alloc_fast_malloc_with(self, tc, size, zero, HWT_ALLOC_FLAGS_SECOND | regs, c);
     return NULL;
 }
 
