@@ -41,6 +41,16 @@ hwt_alloc_fast_stack(const struct hwt_tcache *tc, struct hwt_caller c, unsigned 
     return hwt_tcache_stack_find(tc, key, id);
 }
 
+/* hwt_alloc_fast_stack's miss, noted for the general path (hwt_alloc_stack_capture), which
+ * runs next for the same call: c, the caller the walk started at. Only on the miss branch:
+ * a hit pays nothing for it. */
+static inline __attribute__((always_inline)) void hwt_alloc_fast_stack_missed(struct hwt_tcache *tc,
+                                                                              struct hwt_caller c)
+{
+    tc->stack_missed_pc = c.pc;
+    tc->stack_missed_fp = c.fp;
+}
+
 /* Not a cache flag: set by the copies inlined into the frameless entry points (malloc and
  * free where arch/caller.h allows), whose caller is then read from x30 and x29 where the
  * stack walk needs it rather than passed in: read at the entry, the two moves were paid by
@@ -58,6 +68,20 @@ hwt_alloc_fast_caller(unsigned flags, struct hwt_caller c)
     (void)flags;
 #endif
     return c;
+}
+
+/* hwt_alloc_fast_stack from the caller of a fast path of how (its flags, with
+ * HWT_ALLOC_CALLER_REGS when inlined into a frameless entry point); a miss is noted for the
+ * general path. The caller is formed again there, not kept across the walk: from the
+ * registers, which a leaf entry point leaves alone, or c, which the general path takes. */
+static inline __attribute__((always_inline)) bool
+hwt_alloc_fast_stack_of(struct hwt_tcache *tc, unsigned how, struct hwt_caller c, uint32_t *id)
+{
+    unsigned depth = hwt_alloc_stack_depth(how & ~HWT_ALLOC_CALLER_REGS);
+    if (likely(hwt_alloc_fast_stack(tc, hwt_alloc_fast_caller(how, c), depth, id)))
+        return true;
+    hwt_alloc_fast_stack_missed(tc, hwt_alloc_fast_caller(how, c));
+    return false;
 }
 
 /* busy = 0 at the end of a fast path of flags. Where flags cannot have changed since the
@@ -152,8 +176,7 @@ hwt_alloc_fast_malloc_with(struct hwt_thread_state *self, struct hwt_tcache *tc,
     uint32_t stack = 0;
     void *p = NULL;
     if (unlikely(n == 0) || (history && unlikely(tc->history.next == tc->history.end)) ||
-        ((flags & HWT_TCACHE_STACK) && !hwt_alloc_fast_stack(tc, hwt_alloc_fast_caller(how, c),
-                                                             hwt_alloc_stack_depth(flags), &stack)))
+        ((flags & HWT_TCACHE_STACK) && !hwt_alloc_fast_stack_of(tc, how, c, &stack)))
         goto out;
     /* the entry below slots + n: n - 1 is then formed once, for the count */
     struct hwt_slab_ref ref = hwt_alloc_fast_entry(bin->slots, n)[-1];
@@ -222,8 +245,7 @@ hwt_alloc_fast_free_with(struct hwt_thread_state *self, struct hwt_tcache *tc, v
     struct hwt_span *s;
     uint32_t idx;
     if (HWT_ALLOC_FREE_STACK_FIRST && (flags & HWT_TCACHE_STACK) &&
-        !hwt_alloc_fast_stack(tc, hwt_alloc_fast_caller(how, c), hwt_alloc_stack_depth(flags),
-                              &stack))
+        !hwt_alloc_fast_stack_of(tc, how, c, &stack))
         goto out;
     s = hwt_slab_span_in(tc->regmap, addr);
     if (unlikely(s == NULL))
@@ -254,8 +276,7 @@ hwt_alloc_fast_free_with(struct hwt_thread_state *self, struct hwt_tcache *tc, v
          (tagged ? ((w ^ mte_ptr_tag(ptr)) & 0xff) == live : (w & live) != 0) &&
          (HWT_ALLOC_TAIL_AFTER_SWAP || hwt_alloc_fast_tail_ok(tc, flags, ptr, requested)) &&
          (HWT_ALLOC_FREE_STACK_FIRST || !(flags & HWT_TCACHE_STACK) ||
-          hwt_alloc_fast_stack(tc, hwt_alloc_fast_caller(how, c), hwt_alloc_stack_depth(flags),
-                               &stack));
+          hwt_alloc_fast_stack_of(tc, how, c, &stack));
     if (ok) {
         /* a live word's free stack is 0 (slab.h): flip the state, add the stack */
         uint64_t freed = (w ^ (uint64_t)(HWT_SLOT_LIVE ^ HWT_SLOT_FREED) << HWT_SLOT_STATE_SHIFT) |
