@@ -26,8 +26,8 @@
 #include "trim.h"
 #include "unwind.h"
 
-/* The fast path's copies for flags the entry points do not inline (a report's resume,
- * calloc with tags), each with those flags as constants, out of line. */
+/* The fast path's copies for flags the entry points do not inline (a report's resume, a
+ * stack depth or tail setting other than the default), out of line. */
 
 /* Clears the TCO a report left set (HWT_TCACHE_RESUME). */
 static inline void resume_checks(struct hwt_thread_state *self)
@@ -55,12 +55,12 @@ free_flags(struct hwt_thread_state *self, struct hwt_tcache *tc, void *ptr, stru
 
 /* The thread's cache when its flags have no copy inlined into the entry points, it is live
  * and the thread is not busy; else NULL. */
-static inline struct hwt_tcache *other_flags_cache(struct hwt_thread_state *self, bool zero)
+static inline struct hwt_tcache *other_flags_cache(struct hwt_thread_state *self)
 {
     struct hwt_tcache *tc = self->tc;
     if ((uintptr_t)tc <= (uintptr_t)HWT_TCACHE_DEAD)
         return NULL;
-    if (hwt_alloc_fast_malloc_inline(self->gate, zero) || self->busy)
+    if (hwt_alloc_fast_malloc_inline(self->gate) || self->busy)
         return NULL;
     return tc;
 }
@@ -211,7 +211,7 @@ __attribute__((noinline)) void *hwt_alloc_malloc(size_t size, bool zero, struct 
     if (unlikely(self->flags & HWT_TCACHE_NOLEAK))
         return unreported(alloc_general(size, HWT_GRANULE, zero, c));
     if (size <= HWT_SMALL_MAX) {
-        struct hwt_tcache *tc = other_flags_cache(self, zero);
+        struct hwt_tcache *tc = other_flags_cache(self);
         void *p = tc != NULL ? malloc_flags(self, tc, size, zero, c) : NULL;
         if (p != NULL)
             return p;
@@ -297,7 +297,7 @@ static void free_checked(struct hwt_tcache *tc, const void *ptr, struct hwt_span
 __attribute__((noinline)) void hwt_alloc_free(void *ptr, struct hwt_caller c)
 {
     struct hwt_thread_state *self = &hwt_self;
-    struct hwt_tcache *tc = other_flags_cache(self, false);
+    struct hwt_tcache *tc = other_flags_cache(self);
     if (tc != NULL && free_flags(self, tc, ptr, c))
         return;
     struct hwt_span *s;

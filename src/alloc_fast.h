@@ -42,6 +42,16 @@ hwt_alloc_fast_stack(const struct hwt_tcache *tc, struct hwt_caller c, unsigned 
     return hwt_tcache_stack_find(tc, key, id);
 }
 
+/* hwt_alloc_fast_stack's miss, noted for the general path (hwt_alloc_stack_capture), which
+ * runs next for the same call: c, the caller the walk started at. Only on the miss branch:
+ * a hit pays nothing for it. */
+static inline __attribute__((always_inline)) void hwt_alloc_fast_stack_missed(struct hwt_tcache *tc,
+                                                                              struct hwt_caller c)
+{
+    tc->stack_missed_pc = c.pc;
+    tc->stack_missed_fp = c.fp;
+}
+
 /* Not a cache flag: set by the copies inlined into the frameless entry points (malloc and
  * free where arch/caller.h allows), whose caller is then read from x30 and x29 where the
  * stack walk needs it rather than passed in: read at the entry, the two moves were paid by
@@ -59,6 +69,20 @@ hwt_alloc_fast_caller(unsigned flags, struct hwt_caller c)
     (void)flags;
 #endif
     return c;
+}
+
+/* hwt_alloc_fast_stack from the caller of a fast path of how (its flags, with
+ * HWT_ALLOC_CALLER_REGS when inlined into a frameless entry point); a miss is noted for the
+ * general path. The caller is formed again there, not kept across the walk: from the
+ * registers, which a leaf entry point leaves alone, or c, which the general path takes. */
+static inline __attribute__((always_inline)) bool
+hwt_alloc_fast_stack_of(struct hwt_tcache *tc, unsigned how, struct hwt_caller c, uint32_t *id)
+{
+    unsigned depth = hwt_alloc_stack_depth(how & ~HWT_ALLOC_CALLER_REGS);
+    if (likely(hwt_alloc_fast_stack(tc, hwt_alloc_fast_caller(how, c), depth, id)))
+        return true;
+    hwt_alloc_fast_stack_missed(tc, hwt_alloc_fast_caller(how, c));
+    return false;
 }
 
 /* busy = 0 at the end of a fast path of flags. Where flags cannot have changed since the
@@ -145,8 +169,7 @@ hwt_alloc_fast_malloc_with(struct hwt_thread_state *self, struct hwt_tcache *tc,
     uint32_t stack = 0;
     void *p = NULL;
     if (unlikely(n == 0) || (history && unlikely(tc->history.next == tc->history.end)) ||
-        ((flags & HWT_TCACHE_STACK) && !hwt_alloc_fast_stack(tc, hwt_alloc_fast_caller(how, c),
-                                                             hwt_alloc_stack_depth(flags), &stack)))
+        ((flags & HWT_TCACHE_STACK) && !hwt_alloc_fast_stack_of(tc, how, c, &stack)))
         goto out;
     /* the entry below slots + n: n - 1 is then formed once, for the count */
     struct hwt_slab_ref ref = hwt_alloc_fast_entry(bin->slots, n)[-1];
@@ -215,8 +238,7 @@ hwt_alloc_fast_free_with(struct hwt_thread_state *self, struct hwt_tcache *tc, v
     struct hwt_span *s;
     uint32_t idx;
     if (HWT_ALLOC_FREE_STACK_FIRST && (flags & HWT_TCACHE_STACK) &&
-        !hwt_alloc_fast_stack(tc, hwt_alloc_fast_caller(how, c), hwt_alloc_stack_depth(flags),
-                              &stack))
+        !hwt_alloc_fast_stack_of(tc, how, c, &stack))
         goto out;
     s = hwt_slab_span_in(tc->regmap, addr);
     if (unlikely(s == NULL))
@@ -247,8 +269,7 @@ hwt_alloc_fast_free_with(struct hwt_thread_state *self, struct hwt_tcache *tc, v
          (tagged ? ((w ^ mte_ptr_tag(ptr)) & 0xff) == live : (w & live) != 0) &&
          (HWT_ALLOC_TAIL_AFTER_SWAP || hwt_alloc_fast_tail_ok(tc, flags, ptr, requested)) &&
          (HWT_ALLOC_FREE_STACK_FIRST || !(flags & HWT_TCACHE_STACK) ||
-          hwt_alloc_fast_stack(tc, hwt_alloc_fast_caller(how, c), hwt_alloc_stack_depth(flags),
-                               &stack));
+          hwt_alloc_fast_stack_of(tc, how, c, &stack));
     if (ok) {
         /* a live word's free stack is 0 (slab.h): flip the state, add the stack */
         uint64_t freed = (w ^ (uint64_t)(HWT_SLOT_LIVE ^ HWT_SLOT_FREED) << HWT_SLOT_STATE_SHIFT) |
@@ -301,12 +322,12 @@ out:
 /* hwt_thread_state.gate of a thread not busy with these flags (busy is the high word) */
 #define HWT_ALLOC_GATE(flags) ((uint64_t)(flags))
 
-/* The copies inlined into malloc's entry point: the allocator alone (gate 0), and malloc
- * (not calloc) with the default flags or without stacks. */
-static inline bool hwt_alloc_fast_malloc_inline(uint64_t gate, bool zero)
+/* The copies inlined into malloc's and calloc's entry points: the allocator alone (gate 0),
+ * and the default flags or those without stacks. */
+static inline bool hwt_alloc_fast_malloc_inline(uint64_t gate)
 {
-    return gate == 0 || (!zero && (gate == HWT_ALLOC_GATE(HWT_ALLOC_FLAGS_DEFAULT) ||
-                                   gate == HWT_ALLOC_GATE(HWT_ALLOC_FLAGS_NO_STACK)));
+    return gate == 0 || gate == HWT_ALLOC_GATE(HWT_ALLOC_FLAGS_DEFAULT) ||
+           gate == HWT_ALLOC_GATE(HWT_ALLOC_FLAGS_NO_STACK);
 }
 
 /* malloc/calloc of size bytes (16-byte alignment) from the cache through an inlined copy;
@@ -325,11 +346,12 @@ hwt_alloc_fast_malloc(size_t size, bool zero, struct hwt_caller c, unsigned regs
     struct hwt_tcache *tc = self->tc;
     if (likely(gate == 0))
         return hwt_alloc_fast_malloc_with(self, tc, size, zero, regs, c);
-    /* one compare each: the flags, and busy clear */
-    if (!zero && gate == HWT_ALLOC_GATE(HWT_ALLOC_FLAGS_FIRST))
-        return hwt_alloc_fast_malloc_with(self, tc, size, false, HWT_ALLOC_FLAGS_FIRST | regs, c);
-    if (!zero && gate == HWT_ALLOC_GATE(HWT_ALLOC_FLAGS_SECOND))
-        return hwt_alloc_fast_malloc_with(self, tc, size, false, HWT_ALLOC_FLAGS_SECOND | regs, c);
+    /* one compare each: the flags, and busy clear. calloc too: tagged, the zeroing tag
+     * stores (STZG, DC GZVA) clear the bytes with the tags they set anyway */
+    if (gate == HWT_ALLOC_GATE(HWT_ALLOC_FLAGS_FIRST))
+        return hwt_alloc_fast_malloc_with(self, tc, size, zero, HWT_ALLOC_FLAGS_FIRST | regs, c);
+    if (gate == HWT_ALLOC_GATE(HWT_ALLOC_FLAGS_SECOND))
+        return hwt_alloc_fast_malloc_with(self, tc, size, zero, HWT_ALLOC_FLAGS_SECOND | regs, c);
     return NULL;
 }
 

@@ -36,20 +36,28 @@ static inline __attribute__((always_inline)) uint32_t hwt_alloc_stack_capture(st
      * common case: large objects, and small ones past an empty or full bin, come from the
      * same few call sites) then costs no copy of its frames and no look-up of the stack's
      * bounds, which is most of a large malloc+free's cost with stacks.
-     * On a miss the same walk again, storing the frames: hwt_unwind_caller's general walk
-     * would look the bounds up again, and misses are common at start-up. A caller on another
-     * stack than the thread's own (a signal's alternate stack, a coroutine) takes that one,
-     * which finds its bounds. */
+     * On a miss (or after the fast path's, noted) the same walk again, storing the frames:
+     * hwt_unwind_caller's general walk would look the bounds up again, and misses are common at
+     * start-up. A caller on another stack than the thread's own (a signal's alternate stack, a
+     * coroutine) takes that one, which finds its bounds. */
     uintptr_t pcs[HWT_STACK_MAX_FRAMES];
     unsigned depth = hwt_opts.stack_depth;
     uint64_t key;
     unsigned n, more;
     uint32_t id;
     if (likely(hwt_tcache_live(tc))) {
+        /* A fast path of this call has just walked and missed (hwt_alloc_fast_stack_missed):
+         * straight to the walk that stores. Taken once: a later call from the same frame
+         * may have other callers above it. A stale note (its general path did not capture,
+         * as free(NULL)'s) costs one depot look-up, never a wrong stack: the walk below
+         * finds the frames itself. */
+        bool missed = c.pc == tc->stack_missed_pc && c.fp == tc->stack_missed_fp;
+        if (missed)
+            tc->stack_missed_pc = tc->stack_missed_fp = 0;
         /* the default depth's walk unrolled with its constant bound, as the fast paths' */
-        if (depth == HWT_STACK_DEFAULT_DEPTH
-                ? hwt_alloc_fast_stack(tc, c, HWT_STACK_DEFAULT_DEPTH, &id)
-                : hwt_alloc_fast_stack(tc, c, depth, &id))
+        if (!missed && (depth == HWT_STACK_DEFAULT_DEPTH
+                            ? hwt_alloc_fast_stack(tc, c, HWT_STACK_DEFAULT_DEPTH, &id)
+                            : hwt_alloc_fast_stack(tc, c, depth, &id)))
             return id;
         if (likely(c.fp - tc->stack_lo < tc->stack_room)) {
             /* the key the fast walk just missed with: no second look in the cache */

@@ -139,6 +139,7 @@ struct hwt_tcache *hwt_tcache_create(void)
     /* a reused cache had another tid */
     memset(tc->stacks, 0, sizeof(tc->stacks));
     memset(tc->stacks_older, 0, sizeof(tc->stacks_older));
+    tc->stack_missed_pc = tc->stack_missed_fp = 0;
     /* a reused cache's bins are empty (flush_all) but may have grown */
     for (unsigned cls = 0; cls < HWT_NUM_CLASSES; cls++)
         tc->bins[cls].max = bin_base(cls);

@@ -86,6 +86,10 @@ struct hwt_tcache {
     struct hwt_large_stash large_stash; /* its last freed untagged large mappings */
     struct hwt_tcache *all_next;        /* every cache ever made; never unlinked */
     int in_use;                         /* owned by a live thread; tcache list lock */
+    /* The caller (return address, frame record) whose stack a fast path of this thread last
+     * failed to find in the stack cache, or 0: the general path's capture of that same call
+     * then skips the look-up it would repeat. A hint, only ever a cost when stale. */
+    uintptr_t stack_missed_pc, stack_missed_fp;
     struct hwt_tcache_stack stacks_older[HWT_TCACHE_STACK_SETS];
     struct hwt_stackdepot_cache depot_cache; /* behind the stacks, for their misses */
 };
