@@ -6,18 +6,23 @@
  * cost of one pair, start-up and the live set excluded. --threads T runs T such loops at once
  * (for counting only; the plugin's adds are not atomic across threads). --burst N is the
  * other shape: N blocks allocated, then all N freed, ops / N times (ops pairs in all; the live
- * set is not used). --zero 1 allocates with calloc instead of malloc. */
+ * set is not used). Built with -DBENCH_PAIRS_CALLOC it allocates with calloc instead of malloc
+ * (a build of its own: a run-time switch would add instructions to the malloc loop). */
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-static long ops = 100000, size = 32, live = 64, burst = 0, zero = 0;
+static long ops = 100000, size = 32, live = 64, burst = 0;
 
 /* A block of size bytes, written at both ends. */
 static unsigned char *new_block(unsigned char v)
 {
-    unsigned char *p = zero ? calloc(1, (size_t)size) : malloc((size_t)size);
+#ifdef BENCH_PAIRS_CALLOC
+    unsigned char *p = calloc(1, (size_t)size);
+#else
+    unsigned char *p = malloc((size_t)size);
+#endif
     if (!p) exit(2);
     p[0] = p[size - 1] = v;
     return p;
@@ -67,7 +72,6 @@ int main(int argc, char **argv)
         else if (!strcmp(argv[i], "--live")) live = atol(argv[i + 1]);
         else if (!strcmp(argv[i], "--threads")) threads = atoi(argv[i + 1]);
         else if (!strcmp(argv[i], "--burst")) burst = atol(argv[i + 1]);
-        else if (!strcmp(argv[i], "--zero")) zero = atol(argv[i + 1]);
         else return 2;
     }
     if (size < 1 || live < 1 || burst < 0 || threads < 1 || threads > 64) return 2;
