@@ -1,16 +1,22 @@
 /* SPDX-License-Identifier: MIT */
 /* The history ring: events found by tag and address, a free after its allocation names the
  * object freed, a later allocation makes it live again, events are ordered by time
- * whichever thread's batch holds them, and a slot entry gives both stacks. */
+ * whichever thread's batch holds them, a slot entry gives both stacks, and the freed
+ * objects of a span whose metadata is given up stay named. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
 #include <stdint.h>
 #include <cmocka.h>
 
+#include "arch/mte.h"
 #include "history.h"
 #include "init.h"
+#include "size_class.h"
+#include "slab.h"
+#include "slab_region.h"
 #include "slab_slot.h"
+#include "slot.h"
 
 /* A made-up object: tag 3, 64 bytes at an address no other test uses. */
 #define ADDR ((uintptr_t)0x7e5a000100)
@@ -114,6 +120,53 @@ static void test_slot_entry_names_alloc_and_free(void **state)
     assert_int_equal(freed.seq, 0);
 }
 
+/* A whole span of objects allocated and freed, its span released and its region given
+ * back: the span's metadata becomes a husk and its slot words are forgotten, so only the
+ * entries hwt_slab_span_husk wrote can still name an object of it, with both stacks. */
+static void test_given_up_span_keeps_its_freed_objects(void **state)
+{
+    (void)state;
+    if (!hwt_mte_active || !hwt_history_recording())
+        skip(); /* the husk records only tagged objects' words, with stacks on */
+    enum { ALLOC_STACK = 0x1234, FREE_STACK = 0x5678, SIZE = 40 };
+    unsigned cls = hwt_size_class_of(SIZE);
+    unsigned n = (unsigned)(hwt_size_class_span(cls) / hwt_size_class_size(cls));
+    struct hwt_slab_ref refs[1024];
+    assert_true(n <= 1024);
+    for (unsigned got = 0; got < n;) {
+        unsigned k = hwt_slab_take(0, cls, refs + got, n - got);
+        assert_int_not_equal(k, 0);
+        got += k;
+    }
+    const void *first = NULL, *last = NULL;
+    for (unsigned i = 0; i < n; i++) {
+        void *p = hwt_slot_prepare(refs[i].addr, SIZE, false, ALLOC_STACK);
+        assert_non_null(p);
+        first = first != NULL ? first : p;
+        last = p;
+    }
+    for (unsigned i = 0; i < n; i++) {
+        struct hwt_span *s = hwt_slab_span_of(refs[i].addr);
+        assert_int_equal(hwt_slot_release(s, hwt_slab_index(s, refs[i].addr), FREE_STACK),
+                         refs[i].addr);
+    }
+    hwt_slab_give(cls, refs, n);
+    hwt_slab_trim(); /* the empty span released ... */
+    /* ... and its region (this binary's only slab objects) given back, the span a husk */
+    assert_true(hwt_slab_unmap_free_regions() >= HWT_REGION_SIZE);
+    assert_null(hwt_slab_span_of(refs[0].addr));
+    const void *objs[] = {first, last};
+    for (unsigned i = 0; i < 2; i++) {
+        struct hwt_history_event alloc, freed;
+        assert_true(hwt_history_find((uintptr_t)objs[i] + 8, &alloc, &freed));
+        assert_int_equal(alloc.ptr, (uintptr_t)objs[i]);
+        assert_int_equal(alloc.size, SIZE);
+        assert_int_equal(alloc.stack, ALLOC_STACK);
+        assert_int_not_equal(freed.seq, 0);
+        assert_int_equal(freed.stack, FREE_STACK);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -121,6 +174,7 @@ int main(void)
         cmocka_unit_test(test_later_allocation_is_live),
         cmocka_unit_test(test_events_are_ordered_by_time_not_place),
         cmocka_unit_test(test_slot_entry_names_alloc_and_free),
+        cmocka_unit_test(test_given_up_span_keeps_its_freed_objects),
     };
     return cmocka_run_group_tests(tests, group_setup, NULL);
 }
