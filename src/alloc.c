@@ -91,14 +91,12 @@ static inline struct hwt_tcache *tcache(void)
  * kept, or when it was recorded here (a thread without a cache). */
 static struct hwt_history_cursor *slot_history(struct hwt_tcache *tc, struct hwt_slab_ref ref)
 {
-    if (!hwt_mte_active || !hwt_history_recording())
+    if (!hwt_history_keeps_slots())
         return NULL;
     if (hwt_tcache_live(tc))
         return tc->history.next != tc->history.end || hwt_history_claim(&tc->history) ? &tc->history
                                                                                       : NULL;
-    uint64_t w = hwt_slab_slot_load(ref.slot);
-    if (hwt_slab_slot_state(w) == HWT_SLOT_FREED)
-        hwt_history_record_slot(ref.addr, w);
+    hwt_history_record_slot(ref.addr, hwt_slab_slot_load(ref.slot));
     return NULL;
 }
 
@@ -271,9 +269,8 @@ check_pointer(const void *ptr, struct hwt_span **s, uint32_t *idx, struct hwt_la
 }
 
 /* tail_checked: realloc, which checked the tail (and rewrote a broken one) already. */
-static inline __attribute__((always_inline)) void
-free_checked_with(struct hwt_tcache *tc, const void *ptr, struct hwt_span *s, uint32_t idx,
-                  struct hwt_large *l, uint32_t stack, bool tail_checked)
+static void free_checked(struct hwt_tcache *tc, const void *ptr, struct hwt_span *s, uint32_t idx,
+                         struct hwt_large *l, uint32_t stack, bool tail_checked)
 {
     /* one read of the object's size serves the tail check, the history ring and the counters */
     size_t size = s != NULL ? hwt_slab_requested(s, idx) : hwt_large_requested(l);
@@ -285,12 +282,6 @@ free_checked_with(struct hwt_tcache *tc, const void *ptr, struct hwt_span *s, ui
         free_small(tc, s, idx, stack);
     else
         hwt_large_free(l, stack, large_stash(tc));
-}
-
-static void free_checked(struct hwt_tcache *tc, const void *ptr, struct hwt_span *s, uint32_t idx,
-                         struct hwt_large *l, uint32_t stack)
-{
-    free_checked_with(tc, ptr, s, idx, l, stack, false);
 }
 
 /* Never inlined, as hwt_alloc_malloc. */
@@ -311,7 +302,7 @@ __attribute__((noinline)) void hwt_alloc_free(void *ptr, struct hwt_caller c)
     mte_tco_set();
     if (check_pointer(ptr, &s, &idx, &l)) {
         tc = tcache();
-        free_checked(tc, ptr, s, idx, l, hwt_alloc_stack_capture(tc, c));
+        free_checked(tc, ptr, s, idx, l, hwt_alloc_stack_capture(tc, c), false);
     }
     mte_tco_clear();
     hwt_busy_leave();
@@ -388,7 +379,7 @@ static void *realloc_checked(void *ptr, size_t size, bool *bad, struct hwt_calle
     if (fresh == NULL)
         return NULL;
     memcpy(fresh, ptr, old_requested < size ? old_requested : size);
-    free_checked_with(tc, ptr, s, idx, l, stack, true);
+    free_checked(tc, ptr, s, idx, l, stack, true);
     return fresh;
 }
 

@@ -54,6 +54,8 @@ void hwt_history_record(const void *ptr, size_t size, uint32_t stack, bool is_fr
 
 void hwt_history_record_slot(uintptr_t addr, uint64_t w)
 {
+    if (hwt_slab_slot_state(w) != HWT_SLOT_FREED)
+        return;
     if (!hwt_trylock(&shared_lock)) /* as hwt_history_record */
         return;
     hwt_history_put_slot(&shared_cursor, addr, w);

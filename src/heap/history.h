@@ -77,6 +77,13 @@ static inline bool hwt_history_recording(void)
     return hwt_opts.stacktrace == HWT_ON;
 }
 
+/* Whether a freed slot's word goes to the ring when the slot forgets it (reused, or its
+ * span's metadata given up): tagged, with stacks. */
+static inline bool hwt_history_keeps_slots(void)
+{
+    return hwt_mte_active && hwt_history_recording();
+}
+
 /* A thread's claimed entries [next, end). Zeroed: nothing claimed. */
 struct hwt_history_cursor {
     struct hwt_history_event *next, *end;
@@ -149,7 +156,8 @@ static inline void hwt_history_put_slot(struct hwt_history_cursor *c, uintptr_t 
 /* Records an event for a caller without a cursor of its own; no-op until
  * hwt_history_init() has run. */
 void hwt_history_record(const void *ptr, size_t size, uint32_t stack, bool is_free);
-/* The same for a slot word (hwt_history_put_slot_claimed). */
+/* The same for a slot word (hwt_history_put_slot_claimed); nothing for a word that
+ * describes no freed object. */
 void hwt_history_record_slot(uintptr_t addr, uint64_t w);
 bool hwt_history_init(void);
 

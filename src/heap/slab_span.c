@@ -22,13 +22,10 @@ void hwt_slab_span_husk(struct hwt_span *s)
 {
     /* its words are about to be forgotten: the freed objects they describe go to the
      * history ring, as a reused slot's do (history.h) */
-    if (hwt_mte_active && hwt_history_recording()) {
-        for (uint32_t i = 0; i < s->nslots; i++) {
-            uint64_t w = hwt_slab_slot_load(&s->slots[i]);
-            if (hwt_slab_slot_state(w) == HWT_SLOT_FREED)
-                hwt_history_record_slot(s->base + (uintptr_t)i * s->slot_size, w);
-        }
-    }
+    if (hwt_history_keeps_slots())
+        for (uint32_t i = 0; i < s->nslots; i++)
+            hwt_history_record_slot(s->base + (uintptr_t)i * s->slot_size,
+                                    hwt_slab_slot_load(&s->slots[i]));
     hwt_lock(&husk_lock);
     s->next = husks[s->cls];
     husks[s->cls] = s;

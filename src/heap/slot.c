@@ -15,9 +15,8 @@ void *hwt_slot_prepare(uintptr_t addr, size_t requested, bool zero, uint32_t sta
 {
     struct hwt_span *s = hwt_slab_span_of(addr);
     struct hwt_slab_ref ref = {addr, &s->slots[hwt_slab_index(s, addr)]};
-    uint64_t old = hwt_slab_slot_load(ref.slot);
-    if (hwt_mte_active && hwt_history_recording() && hwt_slab_slot_state(old) == HWT_SLOT_FREED)
-        hwt_history_record_slot(addr, old);
+    if (hwt_history_keeps_slots())
+        hwt_history_record_slot(addr, hwt_slab_slot_load(ref.slot));
     return hwt_slot_prepare_ref(ref, requested, zero, stack, hwt_mte_active,
                                 hwt_tail_active ? &hwt_tail_key : NULL, &s->slot_size, NULL);
 }

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* The thread cache's stack cache: two ways a set, so two stacks whose keys fall in one set
- * (a loop's malloc and free sites) are both kept. A new cache's stack bounds. */
+ * (a loop's malloc and free sites) are both kept. A new cache's stack bounds. A bin that
+ * keeps being refilled grows, up to its cap. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -11,6 +12,7 @@
 
 #include "init.h"
 #include "options.h"
+#include "size_class.h"
 #include "tcache.h"
 
 static struct hwt_tcache tc; /* zeroed: an empty stack cache */
@@ -96,12 +98,46 @@ static void test_stack_bounds_only_when_stacks_are_captured(void **state)
                  (unsigned long)off[0], (unsigned long)off[1]);
 }
 
+/* A new cache's bin of 32-byte objects refilled and drained again and again, as a thread
+ * that allocates in bursts longer than its bin: its max before and after. */
+static void *bin_max_over_refills(void *arg)
+{
+    uint32_t *max = arg;
+    struct hwt_tcache *c = hwt_tcache_create();
+    assert_non_null(c);
+    unsigned cls = hwt_size_class_of(32);
+    struct hwt_tcache_bin *bin = &c->bins[cls];
+    max[0] = bin->max;
+    for (int i = 0; i < 20; i++) {
+        assert_true(hwt_tcache_refill(c, bin, cls));
+        while (bin->count > 0)
+            hwt_tcache_drain(c, bin, cls);
+    }
+    max[1] = bin->max;
+    hwt_tcache_exit(c);
+    return NULL;
+}
+
+static void test_refilled_bin_grows_to_its_cap(void **state)
+{
+    (void)state;
+    uint32_t max[2];
+    pthread_t t;
+    hwt_init_ensure();
+    assert_int_equal(pthread_create(&t, NULL, bin_max_over_refills, max), 0);
+    assert_int_equal(pthread_join(t, NULL), 0);
+    /* small classes start at 32 slots and grow by a batch a refill, to at most 128 */
+    assert_int_equal(max[0], 32);
+    assert_int_equal(max[1], 128);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_two_stacks_of_one_set_both_stay),
         cmocka_unit_test(test_third_stack_evicts_the_oldest),
         cmocka_unit_test(test_stack_bounds_only_when_stacks_are_captured),
+        cmocka_unit_test(test_refilled_bin_grows_to_its_cap),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
