@@ -4,6 +4,7 @@
  * the stack itself; the caller's inline capture has already done so. */
 #include "alloc_stack.h"
 
+#include "options.h"
 #include "os.h"
 #include "stackdepot.h"
 
@@ -25,4 +26,14 @@ uint32_t hwt_alloc_stack_id(struct hwt_tcache *tc, const uintptr_t *pcs, unsigne
     if (hwt_tcache_stack_find(tc, key, &id))
         return id;
     return hwt_alloc_stack_add(tc, pcs, n, more, key);
+}
+
+uint32_t hwt_alloc_stack_walk(struct hwt_caller c)
+{
+    uintptr_t pcs[HWT_STACK_MAX_FRAMES];
+    unsigned more;
+    if (hwt_opts.stacktrace != HWT_ON)
+        return 0;
+    unsigned n = hwt_unwind_caller(c, pcs, hwt_opts.stack_depth, NULL, &more);
+    return hwt_stackdepot_put_cached(NULL, (uint32_t)hwt_os_gettid(), pcs, n, more);
 }

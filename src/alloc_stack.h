@@ -25,6 +25,11 @@ uint32_t hwt_alloc_stack_add(struct hwt_tcache *tc, const uintptr_t *pcs, unsign
 uint32_t hwt_alloc_stack_id(struct hwt_tcache *tc, const uintptr_t *pcs, unsigned n, unsigned more,
                             uint64_t key);
 
+/* Depot id of the stack from c, an entry point's caller, for a record outside the malloc
+ * family (a pool's, a thread's creation): walked and stored without the thread's cache of
+ * recent stacks; 0 when stacks are off. */
+uint32_t hwt_alloc_stack_walk(struct hwt_caller c);
+
 /* Stack of the current malloc/free from c, the entry point's caller (alloc.h),
  * deduplicated; 0 when stacks are off. */
 static inline __attribute__((always_inline)) uint32_t hwt_alloc_stack_capture(struct hwt_tcache *tc,

@@ -11,6 +11,7 @@
 
 #include "alloc.h"
 #include "alloc_fast.h"
+#include "alloc_stack.h"
 #include "callback.h"
 #include "fault.h"
 #include "options.h"
@@ -259,23 +260,11 @@ EXPORT void hwtag_set_report_callback(hwtag_report_callback cb, void *arg)
     hwt_callback_set(cb, arg);
 }
 
-/* The caller's stack for a pool record, from the hwtag_pool_* entry's caller c on, as the
- * malloc family's. */
-static uint32_t pool_stack(struct hwt_caller c)
-{
-    uintptr_t pcs[HWT_STACK_MAX_FRAMES];
-    if (hwt_opts.stacktrace != HWT_ON)
-        return 0;
-    unsigned more;
-    unsigned n = hwt_unwind_caller(c, pcs, hwt_opts.stack_depth, NULL, &more);
-    return hwt_stackdepot_put_cached(NULL, (uint32_t)hwt_os_gettid(), pcs, n, more);
-}
-
 EXPORT void *hwtag_pool_alloc(void *block, size_t offset, size_t size)
 {
     hwt_init_ensure();
     mte_tco_set();
-    void *p = hwt_pool_alloc(block, offset, size, pool_stack(ENTRY_CALLER()));
+    void *p = hwt_pool_alloc(block, offset, size, hwt_alloc_stack_walk(ENTRY_CALLER()));
     mte_tco_clear();
     if (p == NULL)
         errno = EINVAL;
@@ -286,7 +275,7 @@ EXPORT void hwtag_pool_free(void *ptr, size_t size)
 {
     hwt_init_ensure();
     mte_tco_set();
-    enum hwt_pool_verdict v = hwt_pool_free(ptr, size, pool_stack(ENTRY_CALLER()));
+    enum hwt_pool_verdict v = hwt_pool_free(ptr, size, hwt_alloc_stack_walk(ENTRY_CALLER()));
     if (v == HWT_POOL_DOUBLE || v == HWT_POOL_INVALID)
         hwt_fault_bad_free(v == HWT_POOL_DOUBLE ? HWTAG_BUG_DOUBLE_FREE : HWTAG_BUG_INVALID_FREE,
                            ptr);
@@ -318,14 +307,11 @@ EXPORT int pthread_create(pthread_t *thread, const pthread_attr_t *attr, void *(
 /* A thread's name is kept when it is given, so a report names a thread that is gone. */
 EXPORT int pthread_setname_np(pthread_t thread, const char *name)
 {
-    static int (*libc_setname)(pthread_t, const char *);
-    int (*setname)(pthread_t, const char *) = __atomic_load_n(&libc_setname, __ATOMIC_ACQUIRE);
-    if (setname == NULL) {
-        setname = (int (*)(pthread_t, const char *))hwt_libc_next("pthread_setname_np");
-        if (setname == NULL)
-            return ENOSYS;
-        __atomic_store_n(&libc_setname, setname, __ATOMIC_RELEASE);
-    }
+    static void *libc_setname;
+    int (*setname)(pthread_t, const char *) =
+        (int (*)(pthread_t, const char *))hwt_libc_next_once(&libc_setname, "pthread_setname_np");
+    if (setname == NULL)
+        return ENOSYS;
     int rc = setname(thread, name);
     if (rc == 0)
         hwt_task_named((uintptr_t)thread, name);

@@ -9,15 +9,11 @@
 #include <pthread.h>
 #include <stdint.h>
 
+#include "alloc_stack.h"
 #include "altstack.h"
 #include "libc_next.h"
-#include "options.h"
-#include "os.h"
-#include "stackdepot.h"
 #include "task.h"
-#include "unwind.h"
 
-/* Frames kept of a thread's creation, as of malloc's. */
 /* Threads created but not yet running at once, each holding a start block until it runs; a
  * creation past that runs the program's routine directly (the thread goes unregistered). */
 #define START_BLOCKS 64u
@@ -26,7 +22,7 @@ static pthread_key_t exit_key, task_key;
 static int exit_key_ready, task_key_ready;
 
 typedef int (*create_fn)(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *);
-static create_fn libc_create;
+static void *libc_create; /* create_fn */
 
 /* What the new thread needs, from its creator's call until it runs. */
 static struct start_block {
@@ -101,24 +97,13 @@ static void *thread_begin(void *p)
 int hwt_thread_create(pthread_t *thread, const pthread_attr_t *attr, void *(*start)(void *),
                       void *arg, struct hwt_caller c)
 {
-    create_fn create = __atomic_load_n(&libc_create, __ATOMIC_ACQUIRE);
-    if (create == NULL) {
-        create = (create_fn)hwt_libc_next("pthread_create");
-        if (create == NULL)
-            return EAGAIN; /* no libc definition: nothing could create a thread */
-        __atomic_store_n(&libc_create, create, __ATOMIC_RELEASE);
-    }
+    create_fn create = (create_fn)hwt_libc_next_once(&libc_create, "pthread_create");
+    if (create == NULL)
+        return EAGAIN; /* no libc definition: nothing could create a thread */
     struct start_block *sb = claim_block();
     if (sb == NULL)
         return create(thread, attr, start, arg);
-    uint32_t stack = 0;
-    if (hwt_opts.stacktrace == HWT_ON) {
-        uintptr_t pcs[HWT_STACK_MAX_FRAMES];
-        unsigned more, depth = hwt_opts.stack_depth;
-        unsigned n = hwt_unwind_caller(c, pcs, depth, NULL, &more);
-        stack = hwt_stackdepot_put_cached(NULL, (uint32_t)hwt_os_gettid(), pcs, n, more);
-    }
-    sb->number = hwt_task_create(stack);
+    sb->number = hwt_task_create(hwt_alloc_stack_walk(c));
     sb->start = start;
     sb->arg = arg;
     if (sb->number == HWT_TASK_NONE) {

@@ -132,3 +132,14 @@ void *hwt_libc_next(const char *name)
     dl_iterate_phdr(visit, &s);
     return s.found;
 }
+
+void *hwt_libc_next_once(void **slot, const char *name)
+{
+    void *fn = __atomic_load_n(slot, __ATOMIC_ACQUIRE);
+    if (fn == NULL) {
+        fn = hwt_libc_next(name);
+        if (fn != NULL)
+            __atomic_store_n(slot, fn, __ATOMIC_RELEASE);
+    }
+    return fn;
+}

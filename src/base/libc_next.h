@@ -12,4 +12,8 @@
  * report through malloc; this takes only the loader's lock (dl_iterate_phdr). */
 void *hwt_libc_next(const char *name);
 
+/* hwt_libc_next(name), looked up once and kept in *slot (a caller's static, NULL until
+ * found); NULL while there is none. */
+void *hwt_libc_next_once(void **slot, const char *name);
+
 #endif

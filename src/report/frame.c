@@ -280,14 +280,14 @@ static void frame_line(struct hwt_buf *b, const struct hwt_report *r, const uint
 }
 
 void hwt_frame_list(struct hwt_buf *b, const struct hwt_report *r, const uintptr_t *pcs, unsigned n,
-                    bool first)
+                    unsigned more, bool first)
 {
-    if (n == 0) {
+    if (n == 0)
         hwt_fmt_printf(b, " (stack not available)\n");
-        return;
-    }
     for (unsigned i = 0; i < n; i++)
         frame_line(b, r, pcs, i, n, first);
+    if (more != 0)
+        hwt_fmt_printf(b, " ... %u more frame%s not recorded\n", more, more == 1 ? "" : "s");
 }
 
 /* The name of the routine the faulting pc is in, for "The access is inside NAME": the
@@ -380,10 +380,4 @@ void hwt_frame_modules(struct hwt_buf *b)
         hwt_fmt_printf(b, ")\n");
     }
     install_note(b);
-}
-
-void hwt_frame_more(struct hwt_buf *b, unsigned more)
-{
-    if (more != 0)
-        hwt_fmt_printf(b, " ... %u more frame%s not recorded\n", more, more == 1 ? "" : "s");
 }

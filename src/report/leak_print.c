@@ -169,8 +169,7 @@ static void print_group(struct hwt_buf *b, struct hwt_report *r, const struct hw
     char name[NAME_CAP];
     hwt_fmt_printf(b, "\n%s leak of %zu byte(s) in %zu object(s) allocated from:\n",
                    gr->indirect ? "Indirect" : "Direct", gr->bytes, gr->objects);
-    hwt_frame_list(b, r, pcs, n, false);
-    hwt_frame_more(b, more);
+    hwt_frame_list(b, r, pcs, n, more, false);
     hwt_fmt_printf(b,
                    " The first %zu of %zu bytes of the object at %lx (tag %02x), allocated by "
                    "task %u",

@@ -87,11 +87,7 @@ static void thread_origin(struct hwt_buf *b, const struct hwt_report *r, int tid
             return;
         }
         hwt_fmt_printf(b, " created by T%u here:\n", t->parent);
-        if (t->created.len == 0)
-            hwt_fmt_printf(b, " (stack not available)\n");
-        else
-            hwt_frame_list(b, r, t->created.pcs, t->created.len, false);
-        hwt_frame_more(b, t->created.more);
+        hwt_frame_list(b, r, t->created.pcs, t->created.len, t->created.more, false);
         i = thread_index(r, t->parent, 0);
     }
 }
@@ -109,9 +105,16 @@ static void object_stack(struct hwt_buf *b, const struct hwt_report *r, const ch
     hwt_fmt_printf(b, "%s by task %u", what, st->tid);
     thread_name(b, r, (int)st->tid);
     hwt_fmt_printf(b, ":\n");
-    hwt_frame_list(b, r, st->pcs, st->len, false);
-    hwt_frame_more(b, st->more);
+    hwt_frame_list(b, r, st->pcs, st->len, st->more, false);
     thread_origin(b, r, (int)st->tid, printed);
+}
+
+/* The access stack, then where its thread came from. */
+static void call_trace(struct hwt_buf *b, const struct hwt_report *r, unsigned *printed)
+{
+    hwt_fmt_printf(b, "\nCall trace:\n");
+    hwt_frame_list(b, r, r->stack, r->stack_len, r->stack_more, r->access != HWTAG_ACCESS_FREE);
+    thread_origin(b, r, r->tid, printed);
 }
 
 static void tail_bytes(struct hwt_buf *b, const char *what, const uint8_t *bytes, unsigned n)
@@ -302,10 +305,7 @@ size_t hwt_report_format(const struct hwt_report *r, char *buf, size_t cap)
     if (r->asynchronous) {
         hwt_fmt_printf(&b, "BUG: KASAN: %s\n", hwt_report_bug_name(r->bug));
         hwt_fmt_printf(&b, "Asynchronous fault: no details available\n");
-        hwt_fmt_printf(&b, "\nCall trace:\n");
-        hwt_frame_list(&b, r, r->stack, r->stack_len, r->access != HWTAG_ACCESS_FREE);
-        hwt_frame_more(&b, r->stack_more);
-        thread_origin(&b, r, r->tid, &printed);
+        call_trace(&b, r, &printed);
         hwt_fmt_printf(&b, "\nThe fault surfaced at a later kernel entry, not at the access. "
                            "Rerun with HWTAG_MODE=sync to find the faulting access.\n");
     } else {
@@ -313,10 +313,7 @@ size_t hwt_report_format(const struct hwt_report *r, char *buf, size_t cap)
         hwt_frame_top(&b, r, false);
         hwt_fmt_printf(&b, "\n");
         access_line(&b, r);
-        hwt_fmt_printf(&b, "\nCall trace:\n");
-        hwt_frame_list(&b, r, r->stack, r->stack_len, r->access != HWTAG_ACCESS_FREE);
-        hwt_frame_more(&b, r->stack_more);
-        thread_origin(&b, r, r->tid, &printed);
+        call_trace(&b, r, &printed);
         if (r->have_object) {
             if (r->object.ever_used || r->object.alloc_stack != 0)
                 object_stack(&b, r, "Allocated", &r->alloc_stack, &printed);

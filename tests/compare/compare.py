@@ -239,6 +239,17 @@ def section(rep, header_re):
     return "\n".join(out)
 
 
+def stack_names(rep, header_re, func, missing):
+    """(ok, note) of the stack under header_re: it names func (any frame when func is
+    empty); missing is the note when there is no such stack."""
+    sec = section(rep, header_re)
+    if sec is None:
+        return (False, missing)
+    if func:
+        return (bool(re.search(r"\b%s\b" % func, sec)), "")
+    return (bool(sec.strip()), "")
+
+
 ALLOC_HDR = {"libhwtag": r"^Allocated by task", "asan": r"allocated by thread .* here:",
              "hwasan": r"allocated (here|by thread .* here):"}
 FREE_HDR = {"libhwtag": r"^Freed by task", "asan": r"freed by thread .* here:",
@@ -297,32 +308,12 @@ def score(prog, tool, rep, rc):
         s["d"] = (got == prog["size"], "size %s" % got)
     else:
         s["d"] = (None, "")
-    if applies(prog, tool, "e"):
-        sec = section(rep, ALLOC_HDR[tool])
-        if sec is None:
-            s["e"] = (False, "no allocation stack")
-        elif prog.get("alloc"):
-            s["e"] = (bool(re.search(r"\b%s\b" % prog["alloc"], sec)), "")
-        else:
-            s["e"] = (bool(sec.strip()), "")
-    else:
-        s["e"] = (None, "")
-    if prog.get("free"):
-        sec = section(rep, FREE_HDR[tool])
-        if sec is None:
-            s["f"] = (False, "no free stack")
-        else:
-            s["f"] = (bool(re.search(r"\b%s\b" % prog["free"], sec)), "")
-    else:
-        s["f"] = (None, "")
-    if prog.get("creator"):
-        sec = section(rep, r"created by T\d+ here:")
-        if sec is None:
-            s["g"] = (False, "no creation stack")
-        else:
-            s["g"] = (bool(re.search(r"\b%s\b" % prog["creator"], sec)), "")
-    else:
-        s["g"] = (None, "")
+    s["e"] = (stack_names(rep, ALLOC_HDR[tool], prog.get("alloc"), "no allocation stack")
+              if applies(prog, tool, "e") else (None, ""))
+    s["f"] = (stack_names(rep, FREE_HDR[tool], prog["free"], "no free stack")
+              if prog.get("free") else (None, ""))
+    s["g"] = (stack_names(rep, r"created by T\d+ here:", prog["creator"], "no creation stack")
+              if prog.get("creator") else (None, ""))
     if prog.get("strip"):
         s["h"] = (None, "")
     else:
