@@ -80,9 +80,24 @@ static inline void hwt_unlock(struct hwt_lock *l)
         syscall(SYS_futex, &l->state, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
 }
 
+/* Raises *mark to at least n: a count of the lock groups (arenas) some thread may have
+ * taken a lock in, so that a fork child resets the locks of those alone and never reads
+ * the pages of the others, which the parent may never have touched. */
+static inline void hwt_lock_mark(unsigned *mark, unsigned n)
+{
+    unsigned old = __atomic_load_n(mark, __ATOMIC_RELAXED);
+    while (old < n &&
+           !__atomic_compare_exchange_n(mark, &old, n, true, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {
+    }
+}
+
+/* Frees l whoever holds it (a fork child's only thread). A lock not held is not written: a
+ * child's write to a page it shares with its parent costs a copy-on-write fault, and under
+ * QEMU each one is a slow host fault. */
 static inline void hwt_lock_reset(struct hwt_lock *l)
 {
-    __atomic_store_n(&l->state, 0, __ATOMIC_RELAXED);
+    if (__atomic_load_n(&l->state, __ATOMIC_RELAXED) != 0)
+        __atomic_store_n(&l->state, 0, __ATOMIC_RELAXED);
 }
 
 #endif

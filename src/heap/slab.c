@@ -57,6 +57,9 @@ static struct central centrals[HWT_ARENAS][HWT_NUM_CLASSES] __attribute__((align
 
 /* released spans taken back by each arena's classes, up to KEEP_CHURN_ARENA_RETAKES (atomic) */
 static uint32_t arena_retakes[HWT_ARENAS];
+/* 1 + the highest arena whose central locks were taken (hwt_lock_mark; a span's arena was a
+ * take's), for the fork child's reset. */
+static unsigned arenas_locked;
 static uint64_t heap_mapped_bytes; /* committed span bytes, less released ones */
 
 void hwt_slab_init(void)
@@ -72,6 +75,7 @@ static struct hwt_span *steal_locked(struct central *c, unsigned arena, unsigned
 {
     size_t span_size = hwt_size_class_span(cls);
     struct hwt_span *victim = NULL;
+    hwt_lock_mark(&arenas_locked, HWT_ARENAS);
     for (unsigned k = 0; k < HWT_ARENAS * HWT_NUM_CLASSES && victim == NULL; k++) {
         unsigned other = k % HWT_NUM_CLASSES;
         struct central *oc = &centrals[k / HWT_NUM_CLASSES][other];
@@ -136,6 +140,8 @@ unsigned hwt_slab_take(unsigned arena, unsigned cls, struct hwt_slab_ref *out, u
 {
     struct central *c = &centrals[arena % HWT_ARENAS][cls];
     unsigned got = 0;
+    if (arena % HWT_ARENAS >= __atomic_load_n(&arenas_locked, __ATOMIC_RELAXED))
+        hwt_lock_mark(&arenas_locked, arena % HWT_ARENAS + 1);
     hwt_lock(&c->lock);
     while (got < n) {
         struct hwt_span *s = span_for_take_locked(c, arena % HWT_ARENAS, cls);
@@ -297,6 +303,7 @@ size_t hwt_slab_usable(const struct hwt_span *s, uint32_t idx)
 
 void hwt_slab_lock_all(void)
 {
+    hwt_lock_mark(&arenas_locked, HWT_ARENAS);
     for (unsigned a = 0; a < HWT_ARENAS; a++)
         for (unsigned i = 0; i < HWT_NUM_CLASSES; i++)
             hwt_lock(&centrals[a][i].lock);
@@ -313,9 +320,11 @@ void hwt_slab_unlock_all(void)
 
 void hwt_slab_reset_locks(void)
 {
-    for (unsigned a = 0; a < HWT_ARENAS; a++)
+    unsigned n = __atomic_load_n(&arenas_locked, __ATOMIC_RELAXED);
+    for (unsigned a = 0; a < n && a < HWT_ARENAS; a++)
         for (unsigned i = 0; i < HWT_NUM_CLASSES; i++)
             hwt_lock_reset(&centrals[a][i].lock);
+    hwt_slab_span_reset_lock();
     hwt_slab_region_reset_lock();
 }
 
@@ -363,6 +372,7 @@ size_t hwt_slab_unmap_free_regions(void)
 size_t hwt_slab_trim(void)
 {
     size_t given = 0;
+    hwt_lock_mark(&arenas_locked, HWT_ARENAS);
     for (unsigned k = 0; k < HWT_ARENAS * HWT_NUM_CLASSES; k++) {
         struct central *c = &centrals[k / HWT_NUM_CLASSES][k % HWT_NUM_CLASSES];
         hwt_lock(&c->lock);

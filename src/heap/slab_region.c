@@ -30,13 +30,34 @@ static struct hwt_region *region_slot_locked(void)
                                                    : NULL;
 }
 
+/* Address space for a region whose top-level entry no other region holds; NULL when out of
+ * address space. A reservation whose entry is taken (an address 256 GiB apart from a
+ * region's) is kept while the next is made, so each try lands elsewhere. */
+static void *region_reserve_locked(void)
+{
+    enum { TRIES = 16 };
+    void *taken[TRIES];
+    void *base = NULL;
+    unsigned n = 0;
+    while (n < TRIES) {
+        base = hwt_os_reserve(HWT_REGION_SIZE, HWT_REGION_SIZE);
+        if (base == NULL || hwt_slab_regmap[HWT_REGMAP_INDEX(base)] == NULL)
+            break;
+        taken[n++] = base;
+        base = NULL;
+    }
+    while (n > 0)
+        hwt_os_unmap(taken[--n], HWT_REGION_SIZE);
+    return base;
+}
+
 static struct hwt_region *region_new_locked(void)
 {
     struct hwt_region *r = region_slot_locked();
     if (r == NULL)
         return NULL;
     bool fresh = r == &hwt_slab_regions[hwt_slab_region_count];
-    void *base = hwt_os_reserve(HWT_REGION_SIZE, HWT_REGION_SIZE);
+    void *base = region_reserve_locked();
     struct hwt_span **map =
         fresh ? hwt_meta_alloc((HWT_REGION_SIZE / HWT_MAP_PAGE) * sizeof(*map), 64) : r->pagemap;
     if (base == NULL || map == NULL) {
@@ -47,7 +68,7 @@ static struct hwt_region *region_new_locked(void)
     r->cursor = r->committed = (uintptr_t)base;
     r->pagemap = map;
     __atomic_store_n(&r->base, (uintptr_t)base, __ATOMIC_RELEASE);
-    __atomic_store_n(&hwt_slab_regmap[r->base >> HWT_REGION_SHIFT], map, __ATOMIC_RELEASE);
+    __atomic_store_n(&hwt_slab_regmap[HWT_REGMAP_INDEX(base)], map, __ATOMIC_RELEASE);
     if (fresh)
         __atomic_store_n(&hwt_slab_region_count, hwt_slab_region_count + 1, __ATOMIC_RELEASE);
     current = r;
@@ -86,9 +107,11 @@ uintptr_t hwt_slab_region_carve(size_t span_size)
 
 void hwt_slab_region_map(uintptr_t base, size_t size, struct hwt_span *s)
 {
-    struct hwt_region *r = hwt_slab_region_of(base);
+    /* base is a region's: its top-level entry is that region's page map */
+    struct hwt_span **map = hwt_slab_regmap[HWT_REGMAP_INDEX(base)];
     for (uintptr_t p = base; p < base + size; p += HWT_MAP_PAGE)
-        __atomic_store_n(&r->pagemap[(p - r->base) >> HWT_MAP_SHIFT], s, __ATOMIC_RELEASE);
+        __atomic_store_n(&map[(p >> HWT_MAP_SHIFT) & (HWT_REGION_SIZE / HWT_MAP_PAGE - 1)], s,
+                         __ATOMIC_RELEASE);
 }
 
 void hwt_slab_region_spans(const struct hwt_region *r, uintptr_t end,
@@ -108,7 +131,7 @@ void hwt_slab_region_spans(const struct hwt_region *r, uintptr_t end,
 void hwt_slab_region_retire(struct hwt_region *r)
 {
     hwt_slab_region_map(r->base, r->committed - r->base, NULL);
-    __atomic_store_n(&hwt_slab_regmap[r->base >> HWT_REGION_SHIFT], NULL, __ATOMIC_RELEASE);
+    __atomic_store_n(&hwt_slab_regmap[HWT_REGMAP_INDEX(r->base)], NULL, __ATOMIC_RELEASE);
     hwt_os_unmap((void *)r->base, HWT_REGION_SIZE);
     if (current == r)
         current = NULL;

@@ -16,14 +16,25 @@ struct hwt_span;
  * to its size, so one shift finds a region's page map in hwt_slab_regmap and one more the
  * span. The page map has an entry per HWT_MAP_PAGE bytes whatever the OS page size: the
  * smallest span, since every span is aligned to its size (an entry per 4 KiB cost python3
- * start-up 24 KiB more). */
-#define HWT_REGION_SHIFT 26u
+ * start-up 24 KiB more). Regions are small and the top level short because under QEMU a
+ * fork costs in proportion to the address space mapped, reserved or not: 64 MiB regions and
+ * a top level for all 2^48 bytes (32 MiB of .bss) took a fork+exit 508 page faults where
+ * glibc's malloc takes 367. */
+#define HWT_REGION_SHIFT 24u
 #define HWT_REGION_SIZE ((size_t)1 << HWT_REGION_SHIFT)
-#define HWT_MAX_REGIONS 1024u
+#define HWT_MAX_REGIONS 4096u /* 64 GiB of small objects */
 #define HWT_MAP_SHIFT 14u
 #define HWT_MAP_PAGE ((size_t)1 << HWT_MAP_SHIFT)
 _Static_assert(HWT_MAP_PAGE == HWT_SPAN_MIN, "a page map entry per smallest span");
-#define HWT_REGMAP_BITS (48u - HWT_REGION_SHIFT) /* user addresses below 2^48 */
+/* The top level has an entry per region of 2^(HWT_REGION_SHIFT + HWT_REGMAP_BITS) bytes
+ * (256 GiB) of address space, taken modulo: addresses that far apart share an entry. A new
+ * region never takes an entry another region holds (slab_region.c), so the entry of an
+ * address names the one region it can lie in, or a region it does not lie in. The fast path
+ * checks the address against the slot it finds anyway; hwt_slab_span_of checks it against
+ * the span. */
+#define HWT_REGMAP_BITS 14u
+#define HWT_REGMAP_INDEX(addr)                                                                     \
+    (((uintptr_t)(addr) >> HWT_REGION_SHIFT) & (((uintptr_t)1 << HWT_REGMAP_BITS) - 1))
 
 struct hwt_region {
     uintptr_t base;            /* HWT_REGION_SIZE bytes reserved */
@@ -34,8 +45,8 @@ struct hwt_region {
 
 extern struct hwt_region hwt_slab_regions[HWT_MAX_REGIONS];
 extern uint32_t hwt_slab_region_count; /* published with release after the region is set up */
-/* Per 2^HWT_REGION_SHIFT bytes of address space: that region's page map, or NULL. In .bss
- * (32 MiB of address space, a page of it touched per 512 regions' worth of addresses). */
+/* Per 2^HWT_REGION_SHIFT bytes of address space, modulo 2^HWT_REGMAP_BITS: the page map of
+ * the region there, or NULL. In .bss (128 KiB). */
 extern struct hwt_span **hwt_slab_regmap[(size_t)1 << HWT_REGMAP_BITS];
 
 /* Region holding addr, NULL when none. Lock-free. signal-safe */
@@ -49,8 +60,10 @@ static inline struct hwt_region *hwt_slab_region_of(uintptr_t addr)
     return NULL;
 }
 
-/* Span holding addr (untagged), NULL when none, from regmap (hwt_slab_regmap, or a copy
- * of its address the caller has at hand). Lock-free: the maps and the span are
+/* Span the page maps name for addr (untagged), from regmap (hwt_slab_regmap, or a copy
+ * of its address the caller has at hand): the span holding addr, NULL when none, or, for an
+ * address outside every region, maybe a span of the region sharing its top-level entry.
+ * The caller compares addr with the slot it finds. Lock-free: the maps and the span are
  * published with release stores and reached here through the loaded pointers (address
  * dependencies), so relaxed loads see them whole. The loads are volatile ones, as relaxed
  * atomic ones are (aligned pointers, each read once): GCC forms each atomic load's address
@@ -59,20 +72,11 @@ static inline struct hwt_region *hwt_slab_region_of(uintptr_t addr)
 static inline __attribute__((always_inline)) struct hwt_span *
 hwt_slab_span_in(struct hwt_span **const *regmap, uintptr_t addr)
 {
-    /* Bits above 2^48 wrap around: such an address can never equal a slot's (the callers
-     * check), whichever span it finds. */
-    uintptr_t top = (addr >> HWT_REGION_SHIFT) & (((uintptr_t)1 << HWT_REGMAP_BITS) - 1);
-    struct hwt_span **map = ((struct hwt_span * *const volatile *)regmap)[top];
+    struct hwt_span **map = ((struct hwt_span * *const volatile *)regmap)[HWT_REGMAP_INDEX(addr)];
     if (map == NULL)
         return NULL;
     return ((struct hwt_span *const volatile *)
                 map)[(addr >> HWT_MAP_SHIFT) & (HWT_REGION_SIZE / HWT_MAP_PAGE - 1)];
-}
-
-/* hwt_slab_span_in of hwt_slab_regmap: the span holding addr. signal-safe */
-static inline __attribute__((always_inline)) struct hwt_span *hwt_slab_span_of(uintptr_t addr)
-{
-    return hwt_slab_span_in(hwt_slab_regmap, addr);
 }
 
 /* The base of a region slot whose region was given back (hwt_slab_region_retire): no user

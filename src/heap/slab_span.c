@@ -32,6 +32,11 @@ void hwt_slab_span_husk(struct hwt_span *s)
     hwt_unlock(&husk_lock);
 }
 
+void hwt_slab_span_reset_lock(void)
+{
+    hwt_lock_reset(&husk_lock);
+}
+
 /* Metadata for a span of cls: a husk of that class, else fresh (zeroed) memory. */
 static struct hwt_span *span_meta(unsigned cls)
 {

@@ -9,6 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "slab_region.h"
 #include "slab_slot.h"
 
 #define HWT_SPAN_LINE 64u /* cache line size assumed for struct hwt_span's layout */
@@ -37,6 +38,15 @@ _Static_assert(sizeof(struct hwt_span) <= HWT_SPAN_LINE, "a span's metadata is o
 static inline uint32_t hwt_slab_index(const struct hwt_span *s, uintptr_t addr)
 {
     return (uint32_t)(((addr - s->base) * (uint64_t)s->slot_recip) >> 32);
+}
+
+/* The span holding addr (untagged), NULL when none: hwt_slab_span_in of hwt_slab_regmap,
+ * and the address within what it finds (an address outside every region may find a span of
+ * the region sharing its top-level entry). signal-safe */
+static inline __attribute__((always_inline)) struct hwt_span *hwt_slab_span_of(uintptr_t addr)
+{
+    struct hwt_span *s = hwt_slab_span_in(hwt_slab_regmap, addr);
+    return s != NULL && addr - s->base < s->span_size ? s : NULL;
 }
 
 /* Which central list holds a span (struct hwt_span.list). */
@@ -70,6 +80,10 @@ static inline void hwt_slab_span_unlink(struct hwt_span **head, struct hwt_span 
     s->next = s->prev = NULL;
     s->list = HWT_SPAN_LIST_NONE;
 }
+
+/* Frees the husk list's lock in a fork child (a signal handler's fork may have interrupted
+ * its holder; the list stays whole at every step). */
+void hwt_slab_span_reset_lock(void);
 
 /* A new span of cls for arena, carved from a region and tagged free before anyone else can
  * see it: QEMU loses tags when two threads first tag a fresh page at once (docs/design.md).

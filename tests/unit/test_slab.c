@@ -15,6 +15,8 @@
 #include "os.h"
 #include "size_class.h"
 #include "slab.h"
+#include "slab_region.h"
+#include "slab_span.h"
 #include "slot.h"
 
 #define ALLOC_STACK 0x1234u
@@ -613,6 +615,58 @@ static void test_span_walk_catches_inconsistency(void **state)
     free_object(p);
 }
 
+/* The page maps' top level has an entry per 16 MiB modulo 256 GiB: an address that far from
+ * an object shares its region's entry, and must still be no object of ours. */
+static void test_address_sharing_a_regions_entry_is_not_ours(void **state)
+{
+    (void)state;
+    uintptr_t addr;
+    void *p = new_object(64, &addr);
+    uintptr_t alias = addr ^ ((uintptr_t)1 << (HWT_REGION_SHIFT + HWT_REGMAP_BITS));
+    assert_int_equal(HWT_REGMAP_INDEX(alias), HWT_REGMAP_INDEX(addr));
+    assert_non_null(hwt_slab_span_in(hwt_slab_regmap, alias)); /* the shared entry's span */
+    assert_null(hwt_slab_span_of(alias));
+    struct hwt_span *s;
+    uint32_t idx;
+    assert_int_equal(hwt_slab_check((void *)alias, &s, &idx), HWT_FREE_NOT_OURS);
+    struct hwt_object o;
+    assert_false(hwt_lookup_addr(alias, &o));
+    assert_true(hwt_lookup_addr(addr, &o));
+    free_object(p);
+}
+
+/* A new region never takes a top-level entry another region holds: with every free entry
+ * taken, making one fails (out of memory) and overwrites none; freed again, it succeeds. */
+static void test_new_region_never_takes_a_held_entry(void **state)
+{
+    (void)state;
+    static struct hwt_span *empty_map[HWT_REGION_SIZE / HWT_MAP_PAGE];
+    enum { ENTRIES = 1u << HWT_REGMAP_BITS };
+    static bool faked[ENTRIES];
+    assert_int_not_equal(hwt_slab_region_carve(HWT_SPAN_MIN), 0); /* the region is not empty */
+    uint32_t regions = hwt_slab_region_count;
+    for (unsigned i = 0; i < ENTRIES; i++) {
+        faked[i] = hwt_slab_regmap[i] == NULL;
+        if (faked[i])
+            hwt_slab_regmap[i] = empty_map;
+    }
+    uintptr_t failed = hwt_slab_region_carve(HWT_REGION_SIZE);
+    unsigned overwritten = 0;
+    for (unsigned i = 0; i < ENTRIES; i++) {
+        if (faked[i]) {
+            overwritten += hwt_slab_regmap[i] != empty_map;
+            hwt_slab_regmap[i] = NULL;
+        }
+    }
+    assert_int_equal(failed, 0);
+    assert_int_equal(overwritten, 0);
+    assert_int_equal(hwt_slab_region_count, regions);
+    uintptr_t base = hwt_slab_region_carve(HWT_REGION_SIZE);
+    assert_int_not_equal(base, 0);
+    assert_true(faked[HWT_REGMAP_INDEX(base)]);
+    assert_ptr_not_equal(hwt_slab_regmap[HWT_REGMAP_INDEX(base)], NULL);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -627,6 +681,8 @@ int main(void)
         cmocka_unit_test(test_released_pointer_is_a_double_free),
         cmocka_unit_test(test_never_used_slot_is_invalid),
         cmocka_unit_test(test_pointers_outside_the_heap_are_not_ours),
+        cmocka_unit_test(test_address_sharing_a_regions_entry_is_not_ours),
+        cmocka_unit_test(test_new_region_never_takes_a_held_entry),
         cmocka_unit_test(test_span_tail_past_the_last_slot_is_invalid),
         cmocka_unit_test(test_lookup_describes_live_and_freed_objects),
         cmocka_unit_test(test_lookup_neighbor_walks_the_span),
