@@ -28,14 +28,14 @@ char *__strncat_chk(char *dst, const char *src, size_t n, size_t dstlen);
  * tail-called, so that the program's stack is the routine's and nothing runs after it), and
  * a record is the fault's only when its caller is on that stack. */
 static inline __attribute__((always_inline)) void record(enum hwt_libc_id id, const void *a,
-                                                         const void *b, size_t n, uintptr_t ret)
+                                                         const void *b, size_t n)
 {
     struct hwt_libc_call *c = &hwt_libc_call;
     c->fn = &hwt_libc_fns[id];
     c->a = (uintptr_t)a;
     c->b = (uintptr_t)b;
     c->n = n;
-    c->ret = ret;
+    hwt_arch_entry_return_to(&c->ret);
 }
 
 /* RET NAME(PARAMS): records (A, B, N) as routine ID and tail-calls the C library's routine;
@@ -48,9 +48,9 @@ static inline __attribute__((always_inline)) void record(enum hwt_libc_id id, co
     }                                                                                              \
     EXPORT HWT_ARCH_FRAMELESS ret name params                                                      \
     {                                                                                              \
-        record(id, a, b, n, hwt_arch_entry_return());                                              \
-        ret(*real) params =                                                                        \
-            (ret(*) params)__atomic_load_n(&hwt_libc_fns[id].real, __ATOMIC_RELAXED);              \
+        record(id, a, b, n);                                                                       \
+        /* volatile, as a relaxed atomic load, whose address gcc would form apart */               \
+        ret(*real) params = (ret(*) params)((void *volatile *)&hwt_libc_fns[id].real)[0];          \
         if (__builtin_expect(real == NULL, 0))                                                     \
             return name##_unresolved args;                                                         \
         return real args;                                                                          \

@@ -24,14 +24,6 @@ static inline __attribute__((always_inline)) void hwt_arch_entry_caller(uintptr_
     __asm__("mov %0, x30" : "=r"(*pc));
     __asm__("mov %0, x29" : "=r"(*fp));
 }
-/* The return address alone, for a frameless function (__builtin_return_address would make
- * gcc set up a frame). */
-static inline __attribute__((always_inline)) uintptr_t hwt_arch_entry_return(void)
-{
-    uintptr_t pc;
-    __asm__("mov %0, x30" : "=r"(pc));
-    return pc;
-}
 /* The same, read where it is written: volatile, so the compiler keeps the two moves on the
  * way that needs them (a fast path's stack walk, a tail call to the general path) instead of
  * at the entry, where the ways without stacks would pay for them too. */
@@ -41,10 +33,17 @@ static inline __attribute__((always_inline)) void hwt_arch_entry_caller_here(uin
     __asm__ volatile("mov %0, x30" : "=r"(*pc));
     __asm__ volatile("mov %0, x29" : "=r"(*fp));
 }
+/* Stores the return address at *out, for a frameless function (__builtin_return_address
+ * would make gcc set up a frame): one store of x30, where reading it into a variable first
+ * took a move (each checked string routine's record). */
+static inline __attribute__((always_inline)) void hwt_arch_entry_return_to(uintptr_t *out)
+{
+    __asm__ volatile("str x30, %0" : "=m"(*out));
+}
 #else
 #define HWT_ARCH_HAVE_FRAMELESS 0
 #define HWT_ARCH_FRAMELESS __attribute__((noinline))
-#define hwt_arch_entry_return() ((uintptr_t)__builtin_return_address(0))
+#define hwt_arch_entry_return_to(out) (*(out) = (uintptr_t)__builtin_return_address(0))
 #endif
 
 #endif
