@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "align.h"
+#include "large_map.h"
 #include "maps.h"
 #include "meta.h"
 #include "os.h"
@@ -167,11 +168,29 @@ static void add_anonymous(struct thread_ctx *c, const struct hwt_mapping *m)
         c->ok &= hwt_leak_graph_add_root(c->g, at, m->end);
 }
 
+/* Whether [lo, hi) lies in one of c's skip ranges: the heap's own mappings, whose
+ * inaccessible parts are a region's reserved rest or a large object's guards, not a
+ * thread's guard page. */
+static bool skipped(const struct thread_ctx *c, uintptr_t lo, uintptr_t hi)
+{
+    size_t a = 0, b = c->nskip; /* the last range starting at or below lo */
+    while (b - a > 1) {
+        size_t mid = a + (b - a) / 2;
+        if (c->skip[mid].lo <= lo)
+            a = mid;
+        else
+            b = mid;
+    }
+    return c->nskip > 0 && c->skip[a].lo <= lo && hi <= c->skip[a].hi;
+}
+
 static bool mapping_cb(const struct hwt_mapping *m, void *arg)
 {
     struct thread_ctx *c = arg;
     if (!m->readable) {
-        if (!m->writable && !m->executable && m->path[0] == '\0')
+        /* a program's mapping right above a region's reserved rest is no thread stack
+         * (the program maps into the gaps next to the heap's reservations as anywhere) */
+        if (!m->writable && !m->executable && m->path[0] == '\0' && !skipped(c, m->start, m->end))
             c->guard_end = m->end;
         return true;
     }
@@ -227,10 +246,16 @@ bool hwt_leak_roots_skip(const struct hwt_leak_graph *g, const struct hwt_leak_w
                                          hwt_slab_regions[i].base + HWT_REGION_SIZE};
     for (size_t i = 0; i < g->count; i++) {
         const struct hwt_leak_object *o = &g->objects[i];
-        if (o->marks & HWT_LEAK_LARGE) /* its guard page below, its guard tail above */
-            r[k++] = (struct hwt_leak_range){
-                o->start - hwt_os_page_size,
-                hwt_align_up(o->start + o->size + 1, hwt_os_page_size) + hwt_os_page_size};
+        /* its mapping, as hwt_large_map_size makes it: the guard page below, the object and
+         * its guard tail to the page's end, and no further. A page more above was another
+         * mapping's when one lay right there (CPython's arenas, next to a list's storage):
+         * its pointers went unscanned, and objects only they held were reported leaked. A
+         * mapping reused for a smaller object is longer: its unused end is scanned, which
+         * can only hide a leak, never report one. */
+        if (o->marks & HWT_LEAK_LARGE)
+            r[k++] =
+                (struct hwt_leak_range){o->start - hwt_os_page_size,
+                                        o->start - hwt_os_page_size + hwt_large_map_size(o->size)};
     }
     r[k++] = (struct hwt_leak_range){(uintptr_t)g->objects, (uintptr_t)g->objects + g->map_bytes};
     r[k++] = (struct hwt_leak_range){(uintptr_t)g->roots, (uintptr_t)g->roots + g->roots_bytes};
