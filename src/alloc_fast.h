@@ -246,8 +246,7 @@ hwt_alloc_fast_free_with(struct hwt_thread_state *self, struct hwt_tcache *tc, v
     /* both words the span's first two, read together (one load pair) */
     uintptr_t base = s->base;
     struct hwt_slot *slots = s->slots;
-    idx = hwt_slab_index(s, addr);
-    if (unlikely(idx >= s->nslots || base + (uintptr_t)idx * s->slot_size != addr))
+    if (unlikely(!hwt_slab_index_exact(s, base, addr, &idx)))
         goto out;
     /* the tail's line, fetched while the slot word is read (HWT_ALLOC_PREFETCH_TAIL) */
     if (HWT_ALLOC_PREFETCH_TAIL && (flags & HWT_TCACHE_TAIL))

@@ -74,10 +74,12 @@ static void span_init(struct hwt_span *s, unsigned arena, unsigned cls, uintptr_
     size_t span_size = hwt_size_class_span(cls);
     size_t slot_size = hwt_size_class_size(cls);
     uint32_t nslots = (uint32_t)(span_size / slot_size);
+    HWT_CHECK(span_size <= HWT_SPAN_MAX);
     s->base = base;
     s->span_size = (uint32_t)span_size;
     s->slot_size = (uint32_t)slot_size;
-    s->nslots = nslots;
+    s->slots_bytes = (uint32_t)(nslots * slot_size);
+    s->nslots = (uint16_t)nslots;
     s->slot_recip = (uint32_t)(((UINT64_C(1) << 32) + slot_size - 1) / slot_size);
     s->cls = (uint16_t)cls;
     s->arena = (uint8_t)arena;
@@ -85,7 +87,7 @@ static void span_init(struct hwt_span *s, unsigned arena, unsigned cls, uintptr_
         s->free_bits[w] = 0;
     for (uint32_t i = 0; i < nslots; i++)
         s->free_bits[i / BITS_PER_WORD] |= UINT64_C(1) << (i % BITS_PER_WORD);
-    s->nfree = nslots;
+    s->nfree = (uint16_t)nslots;
     s->next = s->prev = NULL;
     s->list = HWT_SPAN_LIST_NONE;
     if (tag)

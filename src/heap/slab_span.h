@@ -9,6 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "arch/opaque.h"
 #include "slab_region.h"
 #include "slab_slot.h"
 
@@ -24,20 +25,54 @@ struct hwt_span {
                                    * next to base: free reads both with one load pair */
     uint64_t *free_bits;          /* 1 = available in the span; central lock */
     struct hwt_span *next, *prev; /* central lists; central lock */
-    uint32_t span_size;           /* bytes */
-    uint32_t slot_size;           /* bytes */
-    uint32_t nslots;
+    /* nslots * slot_size: the bytes from base the slots cover (0 while the span is made);
+     * next to slot_recip: free reads both with one load pair (hwt_slab_index_exact) */
+    uint32_t slots_bytes;
     uint32_t slot_recip; /* 2^32 / slot_size rounded up, for division-free slot indexes */
-    uint32_t nfree;      /* slots available in the span (free_bits set); central lock */
+    uint32_t span_size;  /* bytes */
+    uint32_t slot_size;  /* bytes */
+    uint16_t nslots;
+    uint16_t nfree; /* slots available in the span (free_bits set); central lock */
     uint16_t cls;
     uint8_t arena; /* whose central lists it is on (HWT_ARENAS) */
     uint8_t list;  /* which central list holds it; central lock */
 };
 _Static_assert(sizeof(struct hwt_span) <= HWT_SPAN_LINE, "a span's metadata is one line");
+/* The largest span, and its most slots (16-byte slots), fit nslots and nfree */
+#define HWT_SPAN_MAX (128u * 1024u)
+_Static_assert(HWT_SPAN_MAX / 16u <= UINT16_MAX, "a span's slot count fits 16 bits");
 
 static inline uint32_t hwt_slab_index(const struct hwt_span *s, uintptr_t addr)
 {
     return (uint32_t)(((addr - s->base) * (uint64_t)s->slot_recip) >> 32);
+}
+
+/* Whether the untagged addr is the start of one of s's slots, and then its index in *idx:
+ * two compares, no multiply back. With off = addr - base < slots_bytes (so off < 2^17) and
+ * r = slot_recip = 2^32 / slot_size rounded up, r * slot_size = 2^32 + e with e < slot_size:
+ * off = k * slot_size gives off * r = k * 2^32 + k * e, whose low half k * e < off < 2^17;
+ * off = k * slot_size + d, 0 < d < slot_size, adds d * r, which is at least r >= 2^18 (slot
+ * sizes are at most 2^14) and keeps the low half below 2^32 ((k + 1) * e < 2^17 < r). So the
+ * high half is k either way, and the low half tells a slot's start from inside a slot. An
+ * address outside the slots, or in another region sharing the page map's entry, fails the
+ * first compare. Inline: every free starts here. */
+static inline __attribute__((always_inline)) bool
+hwt_slab_index_exact(const struct hwt_span *s, uintptr_t base, uintptr_t addr, uint32_t *idx)
+{
+    _Static_assert(HWT_SMALL_MAX <= (1u << 14) && HWT_SPAN_MAX <= (1u << 17),
+                   "the low half of an exact multiple stays below 2^17, of any other 2^18");
+    /* both loaded ahead of the first compare (one load pair), as 64-bit values (the
+     * multiply then needs no zero-extension) */
+    uint64_t bytes = s->slots_bytes, recip = s->slot_recip;
+    hwt_arch_opaque(bytes);
+    hwt_arch_opaque(recip);
+    uintptr_t off = addr - base;
+    if (off >= bytes)
+        return false;
+    uint64_t prod = off * recip;
+    *idx = (uint32_t)(prod >> 32);
+    /* one compare with the low half shifted (a compare with 2^17 took a constant) */
+    return ((uint32_t)prod >> 17) == 0;
 }
 
 /* The span holding addr (untagged), NULL when none: hwt_slab_span_in of hwt_slab_regmap,

@@ -667,6 +667,41 @@ static void test_new_region_never_takes_a_held_entry(void **state)
     assert_ptr_not_equal(hwt_slab_regmap[HWT_REGMAP_INDEX(base)], NULL);
 }
 
+/* hwt_slab_index_exact, free's test of a slot start without a multiply back, against the
+ * plain arithmetic: every class, every byte offset of a span and past it, and addresses in
+ * the region sharing the page map's entry. */
+static void test_exact_index_matches_division_for_every_class(void **state)
+{
+    (void)state;
+    for (unsigned cls = 0; cls < HWT_NUM_CLASSES; cls++) {
+        size_t span = hwt_size_class_span(cls), size = hwt_size_class_size(cls);
+        assert_true(span <= HWT_SPAN_MAX);
+        struct hwt_span s = {0};
+        s.base = (uintptr_t)1 << 40;
+        s.slot_size = (uint32_t)size;
+        s.nslots = (uint16_t)(span / size);
+        s.slots_bytes = (uint32_t)(s.nslots * size);
+        s.slot_recip = (uint32_t)(((UINT64_C(1) << 32) + size - 1) / size);
+        unsigned wrong = 0;
+        for (uintptr_t off = 0; off < span + 64; off++) {
+            uint32_t idx = UINT32_MAX;
+            bool exact = hwt_slab_index_exact(&s, s.base, s.base + off, &idx);
+            bool want = off < s.slots_bytes && off % size == 0;
+            wrong += exact != want || (want && idx != off / size);
+        }
+        uint32_t idx;
+        wrong += hwt_slab_index_exact(&s, s.base, s.base + ((uintptr_t)1 << 38), &idx);
+        wrong += hwt_slab_index_exact(&s, s.base, s.base - ((uintptr_t)1 << 38), &idx);
+        wrong += hwt_slab_index_exact(&s, s.base, s.base - size, &idx);
+        if (wrong != 0)
+            fail_msg("class %u (%zu-byte slots, %zu-byte span): %u wrong", cls, size, span, wrong);
+    }
+    /* a span still being made (zeroed metadata) holds no slot */
+    struct hwt_span blank = {0};
+    uint32_t idx;
+    assert_false(hwt_slab_index_exact(&blank, 0, 0, &idx));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -683,6 +718,7 @@ int main(void)
         cmocka_unit_test(test_pointers_outside_the_heap_are_not_ours),
         cmocka_unit_test(test_address_sharing_a_regions_entry_is_not_ours),
         cmocka_unit_test(test_new_region_never_takes_a_held_entry),
+        cmocka_unit_test(test_exact_index_matches_division_for_every_class),
         cmocka_unit_test(test_span_tail_past_the_last_slot_is_invalid),
         cmocka_unit_test(test_lookup_describes_live_and_freed_objects),
         cmocka_unit_test(test_lookup_neighbor_walks_the_span),
