@@ -140,8 +140,7 @@ unsigned hwt_slab_take(unsigned arena, unsigned cls, struct hwt_slab_ref *out, u
 {
     struct central *c = &centrals[arena % HWT_ARENAS][cls];
     unsigned got = 0;
-    if (arena % HWT_ARENAS >= __atomic_load_n(&arenas_locked, __ATOMIC_RELAXED))
-        hwt_lock_mark(&arenas_locked, arena % HWT_ARENAS + 1);
+    hwt_lock_mark(&arenas_locked, arena % HWT_ARENAS + 1);
     hwt_lock(&c->lock);
     while (got < n) {
         struct hwt_span *s = span_for_take_locked(c, arena % HWT_ARENAS, cls);

@@ -23,38 +23,41 @@ static struct hwt_lock list_lock = HWT_LOCK_INIT;
 static struct hwt_tcache *all_caches; /* list_lock */
 static uint32_t caches_made;          /* list_lock */
 
-/* A bin's max when its cache is made; half of it is a refill's batch (bin_batch). */
-static uint32_t bin_base(unsigned cls)
+/* A bin's max when its cache is made (base; half of it is a refill's batch, bin_batch),
+ * and the most it grows to (cap), by slot size.
+ * base: every cached slot is memory the program is not using, but a bin shorter than the
+ * program's bursts sends each burst through the central lists (a refill takes half a bin, a
+ * drain gives half back): 16 blocks of 4000 B allocated, then freed, cost 555 guest
+ * instructions a pair with bins of 4, 270 with 16. Bins of 16 up to 4 KiB cost python3
+ * start-up 36 KiB; above that, bins of 4 would cost 84 KiB more, so they stay at 2.
+ * cap: a bin whose refills keep coming (a thread that allocates in bursts longer than its
+ * bin) grows by a batch at each, so that the burst's frees stay in the cache for the next
+ * burst instead of going through the central lists batch by batch (glibc-simple: bursts of
+ * 25 to 1600 blocks of 16..64 B; tcmalloc's thread caches grow the same way). Only refills
+ * grow it: a thread that frees what others allocate (a consumer) keeps its bins short and
+ * hands the slots back. At most 32 KiB of cached slots a class up to 256 B, 128 KiB up to
+ * 4 KiB. */
+static const struct bin_size {
+    size_t upto; /* slot sizes up to this */
+    uint32_t base, cap;
+} bin_sizes[] = {{256, 32, 128}, {4096, 16, 32}, {SIZE_MAX, 2, 2}};
+
+static const struct bin_size *bin_size_of(unsigned cls)
 {
-    size_t size = hwt_size_class_size(cls);
-    /* Every cached slot is memory the program is not using, but a bin shorter than the
-     * program's bursts sends each burst through the central lists (a refill takes half a
-     * bin, a drain gives half back): 16 blocks of 4000 B allocated, then freed, cost 555
-     * guest instructions a pair with bins of 4, 270 with 16. Bins of 16 up to 4 KiB cost
-     * python3 start-up 36 KiB; above that, bins of 4 would cost 84 KiB more, so they stay
-     * at 2. */
-    if (size <= 256)
-        return 32;
-    if (size <= 4096)
-        return 16;
-    return 2;
+    const struct bin_size *b = bin_sizes;
+    while (hwt_size_class_size(cls) > b->upto)
+        b++;
+    return b;
 }
 
-/* The most a bin's max grows to. A bin whose refills keep coming (a thread that allocates
- * in bursts longer than its bin) grows by a batch at each, so that the burst's frees stay in
- * the cache for the next burst instead of going through the central lists batch by batch
- * (glibc-simple: bursts of 25 to 1600 blocks of 16..64 B; tcmalloc's thread caches grow
- * the same way). Only refills grow it: a thread that frees what others allocate (a
- * consumer) keeps its bins short and hands the slots back. At most 32 KiB of cached slots
- * a class up to 256 B, 128 KiB up to 4 KiB. */
+static uint32_t bin_base(unsigned cls)
+{
+    return bin_size_of(cls)->base;
+}
+
 static uint32_t bin_cap(unsigned cls)
 {
-    size_t size = hwt_size_class_size(cls);
-    if (size <= 256)
-        return 128;
-    if (size <= 4096)
-        return 32;
-    return bin_base(cls);
+    return bin_size_of(cls)->cap;
 }
 
 static uint32_t bin_batch(unsigned cls)

@@ -90,8 +90,7 @@ bool hwt_transfer_put(unsigned arena, unsigned cls, const struct hwt_slab_ref *s
     if (t == NULL || n == 0 || n > width)
         return false;
     /* a take locks only a cache a put has filled, and a put comes here first */
-    if (arena % HWT_ARENAS >= __atomic_load_n(&arenas_locked, __ATOMIC_RELAXED))
-        hwt_lock_mark(&arenas_locked, arena % HWT_ARENAS + 1);
+    hwt_lock_mark(&arenas_locked, arena % HWT_ARENAS + 1);
     bool kept = false;
     hwt_lock(&t->lock);
     if (t->count < BATCHES) {

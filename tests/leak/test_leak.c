@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -22,6 +23,7 @@
 #include "hwtag.h"
 #include "options.h"
 #include "report_text.h"
+#include "slab_region.h"
 
 /* LeakSanitizer's interface, as <sanitizer/lsan_interface.h> declares it. */
 void __lsan_ignore_object(const void *p);
@@ -366,6 +368,35 @@ static void test_registered_root_region(void **state)
     assert_int_equal(check_result(), 0);
 }
 
+/* A mapping of the program's right above a slab region, whose reserved rest is inaccessible:
+ * no thread stack above its guard page, so its pointers are roots. */
+static void pointer_above_a_region(void *arg)
+{
+    (void)arg;
+    free(malloc(16)); /* a region exists */
+    uintptr_t end = hwt_slab_regions[0].base + HWT_REGION_SIZE;
+    size_t page = (size_t)sysconf(_SC_PAGESIZE);
+    void **above = mmap((void *)end, page, PROT_READ | PROT_WRITE,
+                        MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+    if (above != (void **)end) {
+        say("skip", 1);
+        return;
+    }
+    above[5] = malloc(40);
+    scrub_stack();
+    check_now();
+}
+
+static void test_pointer_above_a_region(void **state)
+{
+    (void)state;
+    run(pointer_above_a_region, NULL);
+    if (strstr(result.output, "skip=") != NULL)
+        skip();
+    assert_int_equal(check_result(), 0);
+    expect_no_text(&result, "LeakSanitizer");
+}
+
 /* 64 threads, each with its object only on its own stack, blocked; one leak besides. */
 static void *hold_on_stack(void *arg)
 {
@@ -477,6 +508,7 @@ int main(void)
         cmocka_unit_test(test_suppressions),
         cmocka_unit_test(test_ignore_and_disable),
         cmocka_unit_test(test_registered_root_region),
+        cmocka_unit_test(test_pointer_above_a_region),
         cmocka_unit_test(test_64_threads),
         cmocka_unit_test(test_fork_child_checked_at_exit),
         cmocka_unit_test(test_a_million_live_objects),
