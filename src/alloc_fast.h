@@ -294,7 +294,7 @@ hwt_alloc_fast_free_with(struct hwt_thread_state *self, struct hwt_tcache *tc, v
         /* the slot's bytes past usable have HWT_TAG_FREE already (slot.h); the history
          * ring learns of the object from its word when the slot is reused (history.h) */
         if (tagged && usable != 0)
-            mte_store_tags_upto_on(mte_with_tag(addr, HWT_TAG_FREE), usable, s->slot_size);
+            hwt_slot_tag_freed(addr, usable, s);
         /* the bin as read before the swap (only this thread changes it, and not while
          * busy): no reload, and one store pair at the entry's address */
         *hwt_alloc_fast_entry(bin->slots, count) = (struct hwt_slab_ref){addr, slot};

@@ -63,9 +63,10 @@ static inline __attribute__((always_inline)) uintptr_t hwt_slot_pick_tag(struct 
             right =
                 hwt_slot_word_at(ref.addr + hwt_slab_span_in(hwt_slab_regmap, ref.addr)->slot_size);
     }
-    uint64_t exclude = UINT64_C(1) << HWT_TAG_UNTAGGED | UINT64_C(1) << HWT_TAG_FREE |
-                       hwt_slab_slot_tag_bit(old) | hwt_slab_slot_tag_bit(left) |
-                       hwt_slab_slot_tag_bit(right);
+    /* 0 and HWT_TAG_FREE are outside the process's include mask (HWT_TAG_INCLUDE_MASK,
+     * set with the tag-check mode), which IRG never leaves: two instructions fewer */
+    uint64_t exclude =
+        hwt_slab_slot_tag_bit(old) | hwt_slab_slot_tag_bit(left) | hwt_slab_slot_tag_bit(right);
     *old_word = old;
     return mte_random_tagged(ref.addr, exclude);
 }
@@ -83,6 +84,23 @@ hwt_slot_tag_fresh(void *tagged, size_t usable, bool zero, const uint32_t *slot_
     /* out of the compiler's sight, so that it cannot prove the load safe to hoist */
     hwt_arch_opaque(slot_size);
     mte_store_tags_within_on(tagged, usable, zero, *slot_size);
+}
+
+/* Retags the usable bytes of a freed object at addr (untagged) in a slot of span s with
+ * HWT_TAG_FREE. The slot size is read only for more than four granules, as in
+ * hwt_slot_tag_fresh: hoisted, its load and the range's end cost every small free two
+ * instructions. The span, not its field, goes out of sight: its address is in a register
+ * already, where the field's would be formed in one. */
+static inline __attribute__((always_inline)) void hwt_slot_tag_freed(uintptr_t addr, size_t usable,
+                                                                     const struct hwt_span *s)
+{
+    void *p = mte_with_tag(addr, HWT_TAG_FREE);
+    if (usable <= 4 * HWT_GRANULE) {
+        mte_store_tags_on(p, usable, 0);
+        return;
+    }
+    hwt_arch_opaque(s);
+    mte_store_tags_upto_on(p, usable, s->slot_size);
 }
 
 /* Makes the free slot ref (*slot_size bytes) a live object of size requested: its tag

@@ -11,6 +11,7 @@
 #include <stdint.h>
 
 #include "arch/mte.h"
+#include "arch/opaque.h"
 
 /* Set at start-up: tails are written and checked (every mode but HWTAG_MODE=off). */
 extern int hwt_tail_active;
@@ -80,9 +81,13 @@ static inline void hwt_tail_write(void *ptr, size_t requested, bool keep)
 static inline __attribute__((always_inline)) bool hwt_tail_ok(const struct hwt_tail_key *key,
                                                               const void *ptr, size_t requested)
 {
-    unsigned off = (unsigned)(requested & (HWT_GRANULE - 1));
-    if (off == 0)
+    if ((requested & (HWT_GRANULE - 1)) == 0)
         return true;
+    /* what follows derives from requested here, in the branch: GCC otherwise formed the
+     * tail's offset and address from the slot word ahead of it, two instructions on every
+     * free without a tail */
+    hwt_arch_opaque_here(requested);
+    unsigned off = (unsigned)(requested & (HWT_GRANULE - 1));
     const uint64_t *w =
         (const uint64_t *)((uintptr_t)ptr + (requested & ~(size_t)(HWT_GRANULE - 1)));
     uint64_t v = hwt_tail_pattern(key, mte_heap_addr(w));

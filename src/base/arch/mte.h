@@ -16,7 +16,8 @@
 #define HWT_TAG_COUNT 16u
 #define HWT_TAG_UNTAGGED 0u /* memory left untagged: sampled-out or native */
 #define HWT_TAG_FREE 15u    /* freed slots and guards; no live pointer has it */
-/* irg may pick from tags 1..14: 0 and HWT_TAG_FREE are reserved. */
+/* irg may pick from tags 1..14: 0 and HWT_TAG_FREE are reserved. The include mask set with
+ * the tag-check mode (os.c), which every IRG obeys, so no exclude operand need name them. */
 #define HWT_TAG_INCLUDE_MASK 0x7ffeu
 
 #define HWT_TAG_SHIFT 56u

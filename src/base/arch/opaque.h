@@ -10,6 +10,10 @@
 /* x, as a value the compiler can no longer see into (nor prove anything of): no code. */
 #define hwt_arch_opaque(x) __asm__("" : "+r"(x))
 
+/* hwt_arch_opaque pinned where it stands: what is derived from x after it is computed
+ * after it, so not ahead of a branch that it follows. No code. */
+#define hwt_arch_opaque_here(x) __asm__ volatile("" : "+r"(x))
+
 /* base + (i << 4), the address of a 16-byte entry, formed in a register the compiler
  * cannot see into, so that an access to the entry's two words is one load or store pair
  * at that address. On aarch64 one add of the zero-extended, scaled index (GCC
