@@ -9,7 +9,9 @@
 #include "meta.h"
 #include "os.h"
 
-#define COMMIT_STEP ((size_t)4 << 20)
+/* Regions are committed whole (slab_region.h): under QEMU a reserved PROT_NONE rest costs
+ * every fork, and natively an untouched committed page costs nothing */
+#define COMMIT_STEP HWT_REGION_SIZE
 
 /* Lock order: a central lock, then heap_lock, then the metadata lock. */
 static struct hwt_lock heap_lock = HWT_LOCK_INIT;

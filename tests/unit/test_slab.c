@@ -615,7 +615,7 @@ static void test_span_walk_catches_inconsistency(void **state)
     free_object(p);
 }
 
-/* The page maps' top level has an entry per 16 MiB modulo 256 GiB: an address that far from
+/* The page maps' top level has an entry per region's size modulo 256 GiB: an address that far from
  * an object shares its region's entry, and must still be no object of ours. */
 static void test_address_sharing_a_regions_entry_is_not_ours(void **state)
 {
