@@ -72,6 +72,10 @@ static inline __attribute__((always_inline)) uint32_t hwt_alloc_stack_capture(st
         }
     }
     n = hwt_unwind_caller(c, pcs, depth, &key, &more);
+    /* that key is of the global seed: moved to the cache's own (tcache.c, fresh_stack_seed),
+     * so that it cannot find a stack the cache kept for an earlier owner */
+    if (likely(hwt_tcache_live(tc)))
+        key ^= tc->stack_key_constants[0] ^ HWT_UNWIND_KEY_SEED;
     return hwt_alloc_stack_id(tc, pcs, n, more, key);
 }
 

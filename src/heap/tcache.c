@@ -3,8 +3,6 @@
  * lists (slab.c) are shared. Caches come from metadata memory and are reused, never freed. */
 #include "tcache.h"
 
-#include <string.h>
-
 #include "arch/mte.h"
 #include "large.h"
 #include "lock.h"
@@ -133,15 +131,30 @@ static struct hwt_tcache *cache_new(void)
     return tc;
 }
 
+/* Seeds given out, a process's and its forebears' (a fork child counts on from its
+ * parent's count): each is the global seed plus a multiple of an odd constant, so no two
+ * are the same. */
+static uint64_t stack_seeds;
+
+/* A stack cache key seed no cache of this process or of those it was forked from has used.
+ * A cache's stacks carry its thread's tid (the depot's ids do); a new owner (a reused cache,
+ * a fork child) takes a new seed, and its keys then match none of them: what it holds is
+ * never found again and is overwritten in time, where clearing it wrote 16 KiB (4 pages,
+ * each a copy-on-write fault in a fork child). */
+static uint64_t fresh_stack_seed(void)
+{
+    uint64_t n = __atomic_add_fetch(&stack_seeds, 1, __ATOMIC_RELAXED);
+    return hwt_unwind_key_constants[0] + n * UINT64_C(0xbf58476d1ce4e5b9);
+}
+
 struct hwt_tcache *hwt_tcache_create(void)
 {
     struct hwt_tcache *tc = cache_new();
     if (tc == NULL)
         return NULL;
     tc->tid = (uint32_t)hwt_os_gettid();
-    /* a reused cache had another tid */
-    memset(tc->stacks, 0, sizeof(tc->stacks));
-    memset(tc->stacks_older, 0, sizeof(tc->stacks_older));
+    /* a reused cache had another tid: its stacks are left behind by a new seed */
+    tc->stack_key_constants[0] = fresh_stack_seed();
     tc->stack_missed_pc = tc->stack_missed_fp = 0;
     /* a reused cache's bins are empty (flush_all) but may have grown */
     for (unsigned cls = 0; cls < HWT_NUM_CLASSES; cls++)
@@ -164,7 +177,6 @@ struct hwt_tcache *hwt_tcache_create(void)
         /* no frame pointer is ever inside: the general walk runs */
         tc->stack_lo = tc->stack_room = tc->stack_last = 0;
     }
-    tc->stack_key_constants[0] = hwt_unwind_key_constants[0];
     tc->stack_key_constants[1] = hwt_unwind_key_constants[1];
     tc->tail_key = hwt_tail_key;
     tc->classes = &hwt_size_classes;
@@ -271,7 +283,6 @@ void hwt_tcache_after_fork_child(void)
     }
     if (hwt_tcache_live(self)) {
         self->tid = (uint32_t)hwt_os_gettid();
-        memset(self->stacks, 0, sizeof(self->stacks));
-        memset(self->stacks_older, 0, sizeof(self->stacks_older));
+        self->stack_key_constants[0] = fresh_stack_seed();
     }
 }

@@ -61,8 +61,9 @@ struct hwt_tcache {
      * stack_room = stack_last - stack_lo (kept so the fast path's check is one compare);
      * an empty range (all 0) when unknown. */
     uintptr_t stack_lo, stack_room, stack_last;
-    uint64_t stack_key_constants[2]; /* hwt_unwind_key_constants, one load pair away */
-    struct hwt_tail_key tail_key;    /* hwt_tail_key, one load pair away */
+    /* this cache's key seed (tcache.c), hwt_unwind_key_constants[1]: one load pair away */
+    uint64_t stack_key_constants[2];
+    struct hwt_tail_key tail_key; /* hwt_tail_key, one load pair away */
     uint32_t tid;
     uint32_t arena; /* the central lists and transfer caches it uses (slab.h) */
     /* &hwt_size_classes and hwt_slab_regmap: one load from here where forming a global's

@@ -169,11 +169,131 @@ static void test_fork_from_a_thread(void **state)
     assert_int_equal(count_text(r.output, " created by "), 1);
 }
 
+/* A forked child's objects are its own task's, also from a call site whose stack the
+ * parent's thread cached before the fork: the cache may not give the child the parent's
+ * stack ids, which carry the parent's task. */
+static __attribute__((noinline)) unsigned char *site_alloc(void)
+{
+    return malloc(40);
+}
+
+static __attribute__((noinline)) void site_free(unsigned char *p)
+{
+    free(p);
+}
+
+static __attribute__((noinline)) unsigned char *alloc_and_free(void)
+{
+    unsigned char *p = site_alloc();
+    site_free(p);
+    return p;
+}
+
+/* fork in round 4, else -1 */
+static __attribute__((noinline)) pid_t fork_in_round(int round)
+{
+    if (round != 4)
+        return -1;
+    pid_t pid = fork();
+    if (pid == 0)
+        dprintf(2, "child task %d\n", (int)getpid());
+    return pid;
+}
+
+/* The parent's rounds and the child's make the same calls from one call site, so the
+ * child's stacks are ones the parent's cache holds. */
+static __attribute__((noinline)) void fork_after_caching(void *arg)
+{
+    (void)arg;
+    pid_t pid = -1;
+    for (int round = 0; round < 5 && pid != 0; round++) {
+        pid = fork_in_round(round);
+        unsigned char *volatile p = alloc_and_free();
+        if (pid == 0)
+            p[1] = 2;
+        else if (pid > 0)
+            break;
+    }
+    if (pid == 0)
+        _exit(0);
+    int status;
+    waitpid(pid, &status, 0);
+    _exit(WIFSIGNALED(status) ? 0 : 94);
+}
+
+static void test_forked_child_stacks_are_its_own_task(void **state)
+{
+    (void)state;
+    struct child_result r;
+    if (!tagging_active())
+        skip();
+    assert_true(run_child(LIBRARY_REPORT, fork_after_caching, NULL, &r));
+    expect_exit(&r, 0);
+    const char *line = strstr(r.output, "child task ");
+    assert_non_null(line);
+    int child = atoi(line + strlen("child task "));
+    assert_true(child > 0);
+    char want[64];
+    snprintf(want, sizeof want, "\nAllocated by task %d:\n site_alloc+0x", child);
+    expect_text(&r, want);
+    snprintf(want, sizeof want, "\nFreed by task %d:\n site_free+0x", child);
+    expect_text(&r, want);
+}
+
+/* A thread's objects are its own task's, also from a call site whose stack the thread
+ * before it cached in the same thread cache (a cache is reused when its thread is gone). */
+static __attribute__((noinline)) void *same_site_main(void *arg)
+{
+    int touch = *(int *)arg;
+    unsigned char *volatile p = NULL;
+    for (int i = 0; i < 4; i++)
+        p = alloc_and_free();
+    if (touch) {
+        dprintf(2, "second task %d\n", (int)gettid());
+        p[1] = 2;
+    }
+    return NULL;
+}
+
+static __attribute__((noinline)) void threads_one_after_another(void *arg)
+{
+    (void)arg;
+    static int first = 0, second = 1;
+    pthread_t t;
+    if (pthread_create(&t, NULL, same_site_main, &first) != 0)
+        _exit(95);
+    pthread_join(t, NULL);
+    if (pthread_create(&t, NULL, same_site_main, &second) != 0)
+        _exit(95);
+    pthread_join(t, NULL);
+    _exit(96);
+}
+
+static void test_reused_cache_stacks_are_the_new_task(void **state)
+{
+    (void)state;
+    struct child_result r;
+    if (!tagging_active())
+        skip();
+    assert_true(run_child(LIBRARY_REPORT, threads_one_after_another, NULL, &r));
+    const char *line = strstr(r.output, "second task ");
+    assert_non_null(line);
+    int task = atoi(line + strlen("second task "));
+    assert_true(task > 0);
+    char want[64];
+    snprintf(want, sizeof want, "\nAllocated by task %d:\n site_alloc+0x", task);
+    expect_text(&r, want);
+    snprintf(want, sizeof want, "\nFreed by task %d:\n site_free+0x", task);
+    expect_text(&r, want);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_created_by_and_kept_names),
         cmocka_unit_test(test_fork_from_a_thread),
+        cmocka_unit_test(test_forked_child_stacks_are_its_own_task),
+        cmocka_unit_test(test_reused_cache_stacks_are_the_new_task),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
