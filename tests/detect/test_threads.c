@@ -221,6 +221,21 @@ static __attribute__((noinline)) void fork_after_caching(void *arg)
     _exit(WIFSIGNALED(status) ? 0 : 94);
 }
 
+/* The report's allocation and free stacks (site_alloc, site_free) name the task the output
+ * printed after marker. */
+static void expect_site_stacks_of(const struct child_result *r, const char *marker)
+{
+    const char *line = strstr(r->output, marker);
+    assert_non_null(line);
+    int task = atoi(line + strlen(marker));
+    assert_true(task > 0);
+    char want[64];
+    snprintf(want, sizeof want, "\nAllocated by task %d:\n site_alloc+0x", task);
+    expect_text(r, want);
+    snprintf(want, sizeof want, "\nFreed by task %d:\n site_free+0x", task);
+    expect_text(r, want);
+}
+
 static void test_forked_child_stacks_are_its_own_task(void **state)
 {
     (void)state;
@@ -229,15 +244,7 @@ static void test_forked_child_stacks_are_its_own_task(void **state)
         skip();
     assert_true(run_child(LIBRARY_REPORT, fork_after_caching, NULL, &r));
     expect_exit(&r, 0);
-    const char *line = strstr(r.output, "child task ");
-    assert_non_null(line);
-    int child = atoi(line + strlen("child task "));
-    assert_true(child > 0);
-    char want[64];
-    snprintf(want, sizeof want, "\nAllocated by task %d:\n site_alloc+0x", child);
-    expect_text(&r, want);
-    snprintf(want, sizeof want, "\nFreed by task %d:\n site_free+0x", child);
-    expect_text(&r, want);
+    expect_site_stacks_of(&r, "child task ");
 }
 
 /* A thread's objects are its own task's, also from a call site whose stack the thread
@@ -276,15 +283,7 @@ static void test_reused_cache_stacks_are_the_new_task(void **state)
     if (!tagging_active())
         skip();
     assert_true(run_child(LIBRARY_REPORT, threads_one_after_another, NULL, &r));
-    const char *line = strstr(r.output, "second task ");
-    assert_non_null(line);
-    int task = atoi(line + strlen("second task "));
-    assert_true(task > 0);
-    char want[64];
-    snprintf(want, sizeof want, "\nAllocated by task %d:\n site_alloc+0x", task);
-    expect_text(&r, want);
-    snprintf(want, sizeof want, "\nFreed by task %d:\n site_free+0x", task);
-    expect_text(&r, want);
+    expect_site_stacks_of(&r, "second task ");
 }
 
 int main(void)
