@@ -34,6 +34,6 @@ uint32_t hwt_alloc_stack_walk(struct hwt_caller c)
     unsigned more;
     if (hwt_opts.stacktrace != HWT_ON)
         return 0;
-    unsigned n = hwt_unwind_caller(c, pcs, hwt_opts.stack_depth, NULL, &more);
+    unsigned n = hwt_unwind_caller(c, pcs, hwt_opts.stack_depth, HWT_UNWIND_KEY_SEED, NULL, &more);
     return hwt_stackdepot_put_cached(NULL, (uint32_t)hwt_os_gettid(), pcs, n, more);
 }

@@ -71,11 +71,12 @@ static inline __attribute__((always_inline)) uint32_t hwt_alloc_stack_capture(st
             return hwt_alloc_stack_add(tc, pcs, n, more, key);
         }
     }
-    n = hwt_unwind_caller(c, pcs, depth, &key, &more);
-    /* that key is of the global seed: moved to the cache's own (tcache.c, fresh_stack_seed),
-     * so that it cannot find a stack the cache kept for an earlier owner */
-    if (likely(hwt_tcache_live(tc)))
-        key ^= tc->stack_key_constants[0] ^ HWT_UNWIND_KEY_SEED;
+    /* keyed with the cache's seed (tcache.c, fresh_stack_seed), as the fast paths key: a
+     * caller without frame records (code built without frame pointers) is then found by
+     * them next time, and no stack the cache kept for an earlier owner is found */
+    n = hwt_unwind_caller(c, pcs, depth,
+                          hwt_tcache_live(tc) ? tc->stack_key_constants[0] : HWT_UNWIND_KEY_SEED,
+                          &key, &more);
     return hwt_alloc_stack_id(tc, pcs, n, more, key);
 }
 

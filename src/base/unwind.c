@@ -233,10 +233,10 @@ __attribute__((noinline)) unsigned hwt_unwind_fast(uintptr_t *pcs, unsigned max,
     return walk_from(((const uintptr_t *)fp)[0], pcs, max, skip);
 }
 
-unsigned hwt_unwind_caller(struct hwt_caller c, uintptr_t *pcs, unsigned max, uint64_t *key,
-                           unsigned *more)
+unsigned hwt_unwind_caller(struct hwt_caller c, uintptr_t *pcs, unsigned max, uint64_t seed,
+                           uint64_t *key, unsigned *more)
 {
-    uint64_t k = HWT_UNWIND_KEY_SEED;
+    uint64_t k = seed;
     unsigned n = 0;
     uintptr_t pc = strip_pc(c.pc);
 

@@ -35,11 +35,13 @@ static inline struct hwt_caller hwt_caller_of_record(uintptr_t fp)
 }
 
 /* The stack from c on: pcs[0] is c.pc, then the return addresses of the frame records
- * from c.fp. key: NULL, or where to put the stack-cache key of what was stored (as
- * hwt_unwind_caller_key computes it). more: NULL, or where to put the number of frames past
+ * from c.fp. key: NULL, or where to put the stack-cache key of what was stored, from seed
+ * (as hwt_unwind_caller_key computes it from constants {seed, the multiplier}: a thread
+ * cache's own seed, so that a caller whose frame pointer the fast walk cannot follow gets
+ * the key the fast path looks for). more: NULL, or where to put the number of frames past
  * max (at most HWT_STACK_MORE_MAX). Called on the stack c was read on. */
-unsigned hwt_unwind_caller(struct hwt_caller c, uintptr_t *pcs, unsigned max, uint64_t *key,
-                           unsigned *more);
+unsigned hwt_unwind_caller(struct hwt_caller c, uintptr_t *pcs, unsigned max, uint64_t seed,
+                           uint64_t *key, unsigned *more);
 
 /* Bounds [*lo, *hi) of the readable stack mapping holding addr (an address in a live
  * frame of this thread); false when they cannot be known. */

@@ -10,6 +10,7 @@
 #include <cmocka.h>
 #include <pthread.h>
 
+#include "alloc_stack.h"
 #include "init.h"
 #include "options.h"
 #include "size_class.h"
@@ -131,6 +132,45 @@ static void test_refilled_bin_grows_to_its_cap(void **state)
     assert_int_equal(max[1], 128);
 }
 
+/* A caller the fast walk cannot follow (no frame record: code built without frame
+ * pointers) is captured by the general path's own walk; its key must be the one the fast
+ * path computes from the cache's seed, or every later call misses the cache. */
+static __attribute__((noinline)) void call_site(void)
+{
+    __asm__ volatile("");
+}
+
+static void *fast_path_finds_general_capture(void *arg)
+{
+    bool *found = arg;
+    struct hwt_tcache *c = hwt_tcache_create();
+    assert_non_null(c);
+    assert_true(c->stack_key_constants[0] != HWT_UNWIND_KEY_SEED); /* a fresh seed */
+    struct hwt_caller caller = {.pc = (uintptr_t)call_site + 4, .fp = 0};
+    uint32_t captured = hwt_alloc_stack_capture(c, caller);
+    assert_true(captured != 0);
+    uint32_t id = 0;
+    found[0] = hwt_alloc_fast_stack(c, caller, HWT_STACK_DEFAULT_DEPTH, &id);
+    found[1] = id == captured;
+    hwt_tcache_exit(c);
+    return NULL;
+}
+
+static void test_fast_path_finds_a_frameless_callers_stack(void **state)
+{
+    (void)state;
+    bool found[2] = {false, false};
+    pthread_t t;
+    hwt_init_ensure();
+    enum hwt_onoff was = hwt_opts.stacktrace;
+    hwt_opts.stacktrace = HWT_ON;
+    assert_int_equal(pthread_create(&t, NULL, fast_path_finds_general_capture, found), 0);
+    assert_int_equal(pthread_join(t, NULL), 0);
+    hwt_opts.stacktrace = was;
+    assert_true(found[0]);
+    assert_true(found[1]);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -138,6 +178,7 @@ int main(void)
         cmocka_unit_test(test_third_stack_evicts_the_oldest),
         cmocka_unit_test(test_stack_bounds_only_when_stacks_are_captured),
         cmocka_unit_test(test_refilled_bin_grows_to_its_cap),
+        cmocka_unit_test(test_fast_path_finds_a_frameless_callers_stack),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -207,7 +207,7 @@ __attribute__((noipa)) static void key_leaf(struct keys *k)
 #endif
     k->walk_n = hwt_unwind_caller_key(c, lo, hi - 2 * sizeof(uintptr_t) - lo, KEY_FRAMES,
                                       hwt_unwind_key_constants, &k->walk);
-    k->fast_n = hwt_unwind_caller(c, pcs, KEY_FRAMES, &k->fast, NULL);
+    k->fast_n = hwt_unwind_caller(c, pcs, KEY_FRAMES, HWT_UNWIND_KEY_SEED, &k->fast, NULL);
     keep_frame();
     sink++; /* no tail call */
 }
@@ -364,7 +364,7 @@ static unsigned fake_chain(unsigned at, uintptr_t next, uintptr_t pc, uint64_t *
     struct hwt_caller c = {0x400090, (uintptr_t)rec};
     unsigned walk_n = hwt_unwind_caller_key(c, lo, hi - 2 * sizeof(uintptr_t) - lo, KEY_FRAMES,
                                             hwt_unwind_key_constants, &walk);
-    unsigned n = hwt_unwind_caller(c, pcs, KEY_FRAMES, key, NULL);
+    unsigned n = hwt_unwind_caller(c, pcs, KEY_FRAMES, HWT_UNWIND_KEY_SEED, key, NULL);
     assert_int_equal(walk_n, n);
     assert_true(walk == *key);
     assert_true(pcs[0] == 0x400090);
@@ -391,7 +391,7 @@ static void test_stored_walk_matches_capture(void **state)
         assert_true(hwt_unwind_stack_bounds((uintptr_t)rec, &lo, &hi));
         uintptr_t room = hi - 2 * sizeof(uintptr_t) - lo;
         struct hwt_caller c = {0x400090, (uintptr_t)rec};
-        unsigned n = hwt_unwind_caller(c, pcs, KEY_FRAMES, &key, NULL);
+        unsigned n = hwt_unwind_caller(c, pcs, KEY_FRAMES, HWT_UNWIND_KEY_SEED, &key, NULL);
         unsigned walk_n = hwt_unwind_caller_walk(c, lo, room, KEY_FRAMES, hwt_unwind_key_constants,
                                                  &walk, got, &stored, &more);
         hwt_unwind_caller_key(c, lo, room, KEY_FRAMES, hwt_unwind_key_constants, &fast);
@@ -421,7 +421,7 @@ static void test_cut_stack_counts_the_rest(void **state)
     uintptr_t room = hi - 2 * sizeof(uintptr_t) - lo;
     struct hwt_caller c = {0x400090, (uintptr_t)rec};
     /* 7 frames: c.pc and the 6 records; 3 kept */
-    unsigned n = hwt_unwind_caller(c, pcs, 3, &key, &more_caller);
+    unsigned n = hwt_unwind_caller(c, pcs, 3, HWT_UNWIND_KEY_SEED, &key, &more_caller);
     hwt_unwind_caller_walk(c, lo, room, 3, hwt_unwind_key_constants, &walk, got, &stored, &more);
     hwt_unwind_caller_key(c, lo, room, 3, hwt_unwind_key_constants, &fast);
     assert_int_equal(n, 3);
