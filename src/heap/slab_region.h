@@ -30,11 +30,10 @@ struct hwt_span;
 _Static_assert(HWT_MAP_PAGE == HWT_SPAN_MIN, "a page map entry per smallest span");
 /* The top level has an entry per HWT_REGION_SIZE bytes of address space, taken modulo
  * 2^(HWT_REGION_SHIFT + HWT_REGMAP_BITS) bytes (256 GiB): addresses that far apart share an
- * entry. A new
- * region never takes an entry another region holds (slab_region.c), so the entry of an
- * address names the one region it can lie in, or a region it does not lie in. The fast path
- * checks the address against the slot it finds anyway; hwt_slab_span_of checks it against
- * the span. */
+ * entry. A new region never takes an entry another region holds (slab_region.c), so the
+ * entry of an address names the one region it can lie in, or a region it does not lie in.
+ * The fast path checks the address against the slot it finds anyway; hwt_slab_span_of
+ * checks it against the span. */
 #define HWT_REGMAP_BITS 16u
 #define HWT_REGMAP_INDEX(addr)                                                                     \
     (((uintptr_t)(addr) >> HWT_REGION_SHIFT) & (((uintptr_t)1 << HWT_REGMAP_BITS) - 1))

@@ -169,8 +169,8 @@ static void add_anonymous(struct thread_ctx *c, const struct hwt_mapping *m)
 }
 
 /* Whether [lo, hi) lies in one of c's skip ranges: the heap's own mappings, whose
- * inaccessible parts are a region's reserved rest or a large object's guards, not a
- * thread's guard page. */
+ * inaccessible parts (a region's address space while it is being set up, a large object's
+ * guards) are not a thread's guard page. */
 static bool skipped(const struct thread_ctx *c, uintptr_t lo, uintptr_t hi)
 {
     size_t a = 0, b = c->nskip; /* the last range starting at or below lo */
@@ -188,8 +188,8 @@ static bool mapping_cb(const struct hwt_mapping *m, void *arg)
 {
     struct thread_ctx *c = arg;
     if (!m->readable) {
-        /* a program's mapping right above a region's reserved rest is no thread stack
-         * (the program maps into the gaps next to the heap's reservations as anywhere) */
+        /* a program's mapping right above an inaccessible part of the heap is no thread
+         * stack (the program maps into the gaps next to the heap's mappings as anywhere) */
         if (!m->writable && !m->executable && m->path[0] == '\0' && !skipped(c, m->start, m->end))
             c->guard_end = m->end;
         return true;
