@@ -114,8 +114,9 @@ alloc_small(struct hwt_tcache *tc, unsigned cls, size_t size, bool zero, uint32_
     }
     HWT_COUNT(small_allocs, 1);
     return hwt_slot_prepare_ref(ref, size, zero, stack, hwt_mte_active,
-                                hwt_tail_active ? &hwt_tail_key : NULL, &hwt_size_class_bytes[cls],
-                                slot_history(tc, ref));
+                                hwt_tail_active ? &hwt_tail_key : NULL,
+                                hwt_size_class_plan_for(cls, size), &hwt_size_class_bytes[cls],
+                                &hwt_size_classes.dc_block, slot_history(tc, ref));
 }
 
 static struct hwt_large_stash *large_stash(struct hwt_tcache *tc)

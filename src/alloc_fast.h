@@ -161,8 +161,13 @@ hwt_alloc_fast_malloc_with(struct hwt_thread_state *self, struct hwt_tcache *tc,
     if (hwt_alloc_fast_tco(flags))
         mte_tco_set_on();
     const struct hwt_size_class_tables *classes = tc->classes;
-    unsigned cls = classes->lut[(size + 15) >> HWT_GRANULE_SHIFT];
-    struct hwt_tcache_bin *bin = &tc->bins[cls];
+    uint32_t lut = classes->lut[(size + 15) >> HWT_GRANULE_SHIFT];
+    unsigned cls = HWT_LUT_CLASS(lut);
+    /* &tc->bins[cls], from the entry's low byte with one add */
+    _Static_assert(sizeof(struct hwt_tcache_bin) == 16, "a bin is 1 << 4 bytes");
+    struct hwt_tcache_bin *bin =
+        (struct hwt_tcache_bin *)((char *)hwt_arch_index16_low8(tc, lut) +
+                                  __builtin_offsetof(struct hwt_tcache, bins));
     uint32_t n = bin->count;
     bool tagged = HWTAG_MTE && (flags & HWT_TCACHE_MTE);
     bool history = hwt_alloc_fast_history(flags);
@@ -175,8 +180,8 @@ hwt_alloc_fast_malloc_with(struct hwt_thread_state *self, struct hwt_tcache *tc,
     struct hwt_slab_ref ref = hwt_alloc_fast_entry(bin->slots, n)[-1];
     bin->count = n - 1;
     p = hwt_slot_prepare_ref(ref, size, zero, stack, tagged,
-                             (flags & HWT_TCACHE_TAIL) ? &tc->tail_key : NULL, &classes->bytes[cls],
-                             history ? &tc->history : NULL);
+                             (flags & HWT_TCACHE_TAIL) ? &tc->tail_key : NULL, lut,
+                             &classes->bytes[cls], &tc->dc_block, history ? &tc->history : NULL);
     /* a slot is never at address 0, whatever its tag: the entry point's test of p then
      * folds away here */
     if (p == NULL)
@@ -294,7 +299,7 @@ hwt_alloc_fast_free_with(struct hwt_thread_state *self, struct hwt_tcache *tc, v
         /* the slot's bytes past usable have HWT_TAG_FREE already (slot.h); the history
          * ring learns of the object from its word when the slot is reused (history.h) */
         if (tagged && usable != 0)
-            hwt_slot_tag_freed(addr, usable, s);
+            hwt_slot_tag_freed(addr, usable, s, &tc->dc_block);
         /* the bin as read before the swap (only this thread changes it, and not while
          * busy): no reload, and one store pair at the entry's address */
         *hwt_alloc_fast_entry(bin->slots, count) = (struct hwt_slab_ref){addr, slot};

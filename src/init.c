@@ -90,6 +90,8 @@ static void setup_mte(void)
     hwt_mte_dcz_block = mte_read_dcz_block();
     if (hwt_mte_dcz_block < HWT_GRANULE)
         hwt_mte_dcz_block = HWT_GRANULE;
+    /* the architecture's largest block (DCZID_EL0.BS 9); thread caches keep it in 16 bits */
+    HWT_CHECK(hwt_mte_dcz_block <= 2048);
     hwt_mte_active = 1;
 }
 

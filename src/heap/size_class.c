@@ -11,13 +11,29 @@
 
 struct hwt_size_class_tables hwt_size_classes;
 
-void hwt_size_class_init(void)
+unsigned hwt_size_class_plan(size_t g, size_t dc_block)
+{
+    size_t usable = g * HWT_GRANULE;
+    size_t slot_size = hwt_size_class_size(hwt_size_class_of(usable));
+    if (g <= 4 || (slot_size & (dc_block - 1)) != 0)
+        return 0;
+    size_t blocks = (usable + dc_block - 1) / dc_block;
+    size_t rest = (blocks * dc_block - usable) / HWT_GRANULE;
+    if (rest > HWT_PLAN_REST_MAX || blocks > UINT16_MAX >> 4)
+        return 0;
+    return (unsigned)(blocks << 4 | rest);
+}
+
+void hwt_size_class_init(size_t dc_block)
 {
     _Static_assert(HWT_NUM_CLASSES <= 256, "a class fits in a byte");
-    for (size_t i = 0; i <= HWT_SMALL_MAX / HWT_GRANULE; i++)
-        hwt_size_class_lut[i] = (uint8_t)hwt_size_class_of(i * HWT_GRANULE);
+    for (size_t i = 0; i <= HWT_SMALL_MAX / HWT_GRANULE; i++) {
+        unsigned cls = hwt_size_class_of(i * HWT_GRANULE);
+        hwt_size_class_lut[i] = cls | (uint32_t)hwt_size_class_plan(i, dc_block) << 16;
+    }
     for (unsigned cls = 0; cls < HWT_NUM_CLASSES; cls++)
         hwt_size_class_bytes[cls] = (uint32_t)hwt_size_class_size(cls);
+    hwt_size_classes.dc_block = (uint16_t)dc_block;
 }
 
 size_t hwt_size_class_span(unsigned cls)

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* Size classes of small objects: 16-byte steps up to 256 bytes, then eight classes per
- * doubling up to HWT_SMALL_MAX. Pure arithmetic, no state. */
+ * doubling up to HWT_SMALL_MAX. Pure arithmetic, and the fast paths' tables of it. */
 #ifndef HWT_SIZE_CLASS_H
 #define HWT_SIZE_CLASS_H
 
@@ -31,15 +31,41 @@ static inline unsigned hwt_size_class_of(size_t size)
 /* The fast paths' tables, in one object so that one address (a thread cache holds it)
  * reaches both; filled by hwt_size_class_init. */
 struct hwt_size_class_tables {
-    /* hwt_size_class_of(size) at index (size + 15) / 16, for every size up to
-     * HWT_SMALL_MAX (class boundaries are multiples of the granule) */
-    uint8_t lut[HWT_SMALL_MAX / HWT_GRANULE + 1];
+    /* At index (size + 15) / 16, for every size up to HWT_SMALL_MAX (class boundaries are
+     * multiples of the granule): hwt_size_class_of(size) in bits 0-7 (HWT_LUT_CLASS) and
+     * the size's tagging plan in bits 16-31 (HWT_LUT_PLAN), one load for both.
+     * The plan, for the usable bytes in a slot of that class when the class's slots start on
+     * DC G(Z)VA blocks (slot sizes that are multiples of a block): the whole blocks that
+     * cover them in bits 4 and up, and in bits 0-3 how many granules of the last block lie
+     * past them (at most HWT_PLAN_REST_MAX). 0: no plan (four granules or fewer, more rest,
+     * or slots not on blocks), the range is then worked out from the block size. */
+    uint32_t lut[HWT_SMALL_MAX / HWT_GRANULE + 1];
     uint32_t bytes[HWT_NUM_CLASSES]; /* hwt_size_class_size(cls) for every class */
+    uint16_t dc_block;               /* the block size the plans are made for */
 };
+#define HWT_LUT_CLASS(e) ((e)&0xffu)
+#define HWT_LUT_PLAN(e) ((e) >> 16)
+#define HWT_PLAN_REST_MAX 8u
+#define HWT_PLAN_BLOCKS(plan) ((plan) >> 4)
+#define HWT_PLAN_REST(plan) ((plan)&15u)
 extern struct hwt_size_class_tables hwt_size_classes;
 #define hwt_size_class_lut (hwt_size_classes.lut)
 #define hwt_size_class_bytes (hwt_size_classes.bytes)
-void hwt_size_class_init(void);
+/* The tagging plan of g granules in a slot of their class with blocks of dc_block bytes
+ * (see hwt_size_class_tables). */
+unsigned hwt_size_class_plan(size_t g, size_t dc_block);
+
+/* Fills the tables; dc_block: the DC G(Z)VA block size in bytes (a power of two, at least
+ * a granule, at most 2 KiB). */
+void hwt_size_class_init(size_t dc_block);
+
+/* The lut entry of a request of size bytes (<= HWT_SMALL_MAX) when cls is the class it
+ * gives the size, otherwise 0 (no plan): what a slot of class cls is tagged by. */
+static inline uint32_t hwt_size_class_plan_for(unsigned cls, size_t size)
+{
+    uint32_t e = hwt_size_class_lut[(size + HWT_GRANULE - 1) >> HWT_GRANULE_SHIFT];
+    return HWT_LUT_CLASS(e) == cls ? e : 0;
+}
 
 /* Slot size of class cls. */
 static inline size_t hwt_size_class_size(unsigned cls)

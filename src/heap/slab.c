@@ -64,7 +64,7 @@ static uint64_t heap_mapped_bytes; /* committed span bytes, less released ones *
 
 void hwt_slab_init(void)
 {
-    hwt_size_class_init();
+    hwt_size_class_init(hwt_mte_dcz_block);
 }
 
 /* Out of address space: takes a released span of another class that is at least as big

@@ -77,11 +77,13 @@ static void span_init(struct hwt_span *s, unsigned arena, unsigned cls, uintptr_
     HWT_CHECK(span_size <= HWT_SPAN_MAX);
     s->base = base;
     s->span_size = (uint32_t)span_size;
-    s->slot_size = (uint32_t)slot_size;
+    s->slot_size = (uint16_t)slot_size;
     s->slots_bytes = (uint32_t)(nslots * slot_size);
     s->nslots = (uint16_t)nslots;
     s->slot_recip = (uint32_t)(((UINT64_C(1) << 32) + slot_size - 1) / slot_size);
-    s->cls = (uint16_t)cls;
+    s->cls = (uint8_t)cls;
+    s->slot_blocks =
+        (uint16_t)((slot_size & (hwt_mte_dcz_block - 1)) == 0 ? slot_size / hwt_mte_dcz_block : 0);
     s->arena = (uint8_t)arena;
     for (uint32_t w = 0; w < (nslots + BITS_PER_WORD - 1) / BITS_PER_WORD; w++)
         s->free_bits[w] = 0;

@@ -30,10 +30,13 @@ struct hwt_span {
     uint32_t slots_bytes;
     uint32_t slot_recip; /* 2^32 / slot_size rounded up, for division-free slot indexes */
     uint32_t span_size;  /* bytes */
-    uint32_t slot_size;  /* bytes */
+    uint16_t slot_size;  /* bytes */
+    /* DC G(Z)VA blocks a slot has when its size is a multiple of the block (every slot then
+     * starts on one), else 0: free retags such a slot's blocks whole */
+    uint16_t slot_blocks;
     uint16_t nslots;
     uint16_t nfree; /* slots available in the span (free_bits set); central lock */
-    uint16_t cls;
+    uint8_t cls;
     uint8_t arena; /* whose central lists it is on (HWT_ARENAS) */
     uint8_t list;  /* which central list holds it; central lock */
 };
@@ -41,6 +44,7 @@ _Static_assert(sizeof(struct hwt_span) <= HWT_SPAN_LINE, "a span's metadata is o
 /* The largest span, and its most slots (16-byte slots), fit nslots and nfree */
 #define HWT_SPAN_MAX (128u * 1024u)
 _Static_assert(HWT_SPAN_MAX / 16u <= UINT16_MAX, "a span's slot count fits 16 bits");
+_Static_assert(HWT_SMALL_MAX <= UINT16_MAX, "a slot's size fits 16 bits");
 
 static inline uint32_t hwt_slab_index(const struct hwt_span *s, uintptr_t addr)
 {

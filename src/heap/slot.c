@@ -18,7 +18,9 @@ void *hwt_slot_prepare(uintptr_t addr, size_t requested, bool zero, uint32_t sta
     if (hwt_history_keeps_slots())
         hwt_history_record_slot(addr, hwt_slab_slot_load(ref.slot));
     return hwt_slot_prepare_ref(ref, requested, zero, stack, hwt_mte_active,
-                                hwt_tail_active ? &hwt_tail_key : NULL, &s->slot_size, NULL);
+                                hwt_tail_active ? &hwt_tail_key : NULL,
+                                hwt_size_class_plan_for(s->cls, requested),
+                                &hwt_size_class_bytes[s->cls], &hwt_size_classes.dc_block, NULL);
 }
 
 uintptr_t hwt_slot_release(struct hwt_span *s, uint32_t idx, uint32_t stack)

@@ -72,27 +72,41 @@ static inline __attribute__((always_inline)) uintptr_t hwt_slot_pick_tag(struct 
 }
 
 /* Tags (and zeroes when zero) the usable bytes of a fresh object in a slot of *slot_size
- * bytes. The slot size is read only where it serves, for more than four granules: read
- * ahead (the compiler hoisted it), it cost every small malloc three instructions. */
-static inline __attribute__((always_inline)) void
-hwt_slot_tag_fresh(void *tagged, size_t usable, bool zero, const uint32_t *slot_size)
+ * bytes; lut: its size's lut entry, whose plan is for that class, or 0 (no plan); *dc_block:
+ * the DC G(Z)VA block size (a thread cache's copy). All three are used only where they
+ * serve, for more than four granules: ahead of that (the compiler hoisted their loads and
+ * the plan's shift), they cost every small malloc instructions. */
+static inline __attribute__((always_inline)) void hwt_slot_tag_fresh(void *tagged, size_t usable,
+                                                                     bool zero, uint32_t lut,
+                                                                     const uint32_t *slot_size,
+                                                                     const uint16_t *dc_block)
 {
     if (usable <= 4 * HWT_GRANULE) {
         mte_store_tags_on(tagged, usable, zero);
         return;
     }
-    /* out of the compiler's sight, so that it cannot prove the load safe to hoist */
+    /* here, not hoisted onto the small sizes' path */
+    unsigned b = hwt_arch_shr16_here(lut);
+    _Static_assert(HWT_LUT_PLAN(UINT32_C(0xffff0000)) == 0xffff, "the plan is the top half");
+    if (likely(b != 0)) {
+        hwt_arch_loads_here();
+        mte_store_tags_blocks_on(tagged, HWT_PLAN_BLOCKS(b), HWT_PLAN_REST(b), *dc_block, zero);
+        return;
+    }
     hwt_arch_opaque(slot_size);
     mte_store_tags_within_on(tagged, usable, zero, *slot_size);
 }
 
 /* Retags the usable bytes of a freed object at addr (untagged) in a slot of span s with
- * HWT_TAG_FREE. The slot size is read only for more than four granules, as in
- * hwt_slot_tag_fresh: hoisted, its load and the range's end cost every small free two
- * instructions. The span, not its field, goes out of sight: its address is in a register
- * already, where the field's would be formed in one. */
+ * HWT_TAG_FREE. Past four granules, a slot of whole DC G(Z)VA blocks (*dc_block bytes)
+ * gets them all, as the kernel poisons a freed object's whole slot: its bytes past usable
+ * have HWT_TAG_FREE already, and the count is the span's, with no arithmetic on the size.
+ * Another slot: the range worked out with its size. The span, not its fields, goes out of
+ * sight: its address is in a register already, where a field's would be formed in one;
+ * hoisted, the loads cost every small free instructions. */
 static inline __attribute__((always_inline)) void hwt_slot_tag_freed(uintptr_t addr, size_t usable,
-                                                                     const struct hwt_span *s)
+                                                                     const struct hwt_span *s,
+                                                                     const uint16_t *dc_block)
 {
     void *p = mte_with_tag(addr, HWT_TAG_FREE);
     if (usable <= 4 * HWT_GRANULE) {
@@ -100,17 +114,25 @@ static inline __attribute__((always_inline)) void hwt_slot_tag_freed(uintptr_t a
         return;
     }
     hwt_arch_opaque(s);
+    unsigned blocks = s->slot_blocks;
+    if (likely(blocks != 0)) {
+        hwt_arch_loads_here();
+        mte_store_tags_blocks_on(p, blocks, 0, *dc_block, 0);
+        return;
+    }
     mte_store_tags_upto_on(p, usable, s->slot_size);
 }
 
 /* Makes the free slot ref (*slot_size bytes) a live object of size requested: its tag
- * (tagged), its tags and zeroing, its tail pattern (tail: the key, NULL for none), its slot
- * word. history: NULL, or (tagged only) a cursor with an entry left, where the object the
- * slot's word described goes when it was one freed (the history ring's slot entries).
- * Returns the tagged pointer. Inline: malloc's fast path is this and a cache pop. */
+ * (tagged), its tags and zeroing (by lut and *dc_block: see hwt_slot_tag_fresh), its tail
+ * pattern (tail: the key, NULL for none), its slot word. history: NULL, or (tagged only) a cursor
+ * with an entry left, where the object the slot's word described goes when it was one freed (the
+ * history ring's slot entries). Returns the tagged pointer. Inline: malloc's fast path is this and
+ * a cache pop. */
 static inline __attribute__((always_inline)) void *
 hwt_slot_prepare_ref(struct hwt_slab_ref ref, size_t requested, bool zero, uint32_t stack,
-                     bool tagged, const struct hwt_tail_key *tail, const uint32_t *slot_size,
+                     bool tagged, const struct hwt_tail_key *tail, uint32_t lut,
+                     const uint32_t *slot_size, const uint16_t *dc_block,
                      struct hwt_history_cursor *history)
 {
     uintptr_t tagged_addr = ref.addr;
@@ -122,7 +144,7 @@ hwt_slot_prepare_ref(struct hwt_slab_ref ref, size_t requested, bool zero, uint3
         if (history != NULL && hwt_slab_slot_state(old) == HWT_SLOT_FREED)
             hwt_history_put_slot_claimed(history, ref.addr, old);
         if (usable != 0)
-            hwt_slot_tag_fresh((void *)tagged_addr, usable, zero, slot_size);
+            hwt_slot_tag_fresh((void *)tagged_addr, usable, zero, lut, slot_size, dc_block);
     } else if (zero) {
         __builtin_memset((void *)ref.addr, 0, usable);
     }

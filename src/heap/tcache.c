@@ -123,7 +123,7 @@ static struct hwt_tcache *cache_new(void)
     tc->in_use = 1;
     hwt_lock(&list_lock);
     /* caches take the arenas in turn; a cache keeps its arena when a new thread reuses it */
-    tc->arena = caches_made++ % HWT_ARENAS;
+    tc->arena = (uint16_t)(caches_made++ % HWT_ARENAS);
     tc->all_next = all_caches;
     all_caches = tc;
     hwt_unlock(&list_lock);
@@ -181,6 +181,7 @@ struct hwt_tcache *hwt_tcache_create(void)
     tc->tail_key = hwt_tail_key;
     tc->classes = &hwt_size_classes;
     tc->regmap = hwt_slab_regmap;
+    tc->dc_block = hwt_size_classes.dc_block;
     hwt_self.tc = tc;
     /* the pointer before the flags that clear HWT_TCACHE_NONE (see hwt_tcache_exit) */
     __atomic_signal_fence(__ATOMIC_SEQ_CST);

@@ -65,7 +65,8 @@ struct hwt_tcache {
     uint64_t stack_key_constants[2];
     struct hwt_tail_key tail_key; /* hwt_tail_key, one load pair away */
     uint32_t tid;
-    uint32_t arena; /* the central lists and transfer caches it uses (slab.h) */
+    uint16_t arena;    /* the central lists and transfer caches it uses (slab.h) */
+    uint16_t dc_block; /* hwt_size_classes.dc_block, one load away */
     /* &hwt_size_classes and hwt_slab_regmap: one load from here where forming a global's
      * address takes two instructions */
     const struct hwt_size_class_tables *classes;

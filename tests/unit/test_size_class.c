@@ -1,11 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 /* Size-class arithmetic checked against an independent model of the class table. */
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <setjmp.h>
 #include <stdint.h>
 #include <cmocka.h>
 
+#include "arch/mte.h"
 #include "init.h"
 #include "os.h"
 #include "size_class.h"
@@ -145,6 +147,48 @@ static void test_aligned_class_rejects_what_cannot_fit(void **state)
     assert_int_equal(hwt_size_class_aligned(16, (size_t)1 << 63), HWT_NUM_CLASSES);
 }
 
+/* The tagging plans for every DC G(Z)VA block size the architecture allows: one exactly
+ * where it applies (slots that start on blocks, more than four granules, at most
+ * HWT_PLAN_REST_MAX granules past the size), whose blocks cover the usable bytes and stay
+ * in the slot, and whose rest is what lies past them. Then the live lut: the class and the
+ * plan for this machine's block, which a slot of another class does not get. */
+static void test_tagging_plans_cover_exactly(void **state)
+{
+    (void)state;
+    hwt_init_ensure();
+    unsigned planned = 0;
+    for (size_t blk = 16; blk <= 2048; blk *= 2) {
+        for (size_t g = 0; g <= HWT_SMALL_MAX / 16; g++) {
+            size_t slot = hwt_size_class_size(hwt_size_class_of(g * 16)), usable = g * 16;
+            size_t blocks = (usable + blk - 1) / blk, rest = (blocks * blk - usable) / 16;
+            bool applies = g > 4 && slot % blk == 0 && rest <= HWT_PLAN_REST_MAX;
+            unsigned plan = hwt_size_class_plan(g, blk);
+            if (!applies) {
+                assert_int_equal(plan, 0);
+                continue;
+            }
+            assert_int_equal(HWT_PLAN_BLOCKS(plan), blocks);
+            assert_int_equal(HWT_PLAN_REST(plan), rest);
+            assert_true(blocks * blk >= usable && blocks * blk <= slot);
+            planned++;
+        }
+    }
+    assert_true(planned > 1000);
+    /* 1000 bytes (1008 usable) in the 1024 class with QEMU's 512-byte blocks */
+    assert_int_equal(hwt_size_class_plan(63, 512), 2 << 4 | 1);
+    assert_int_equal(hwt_size_classes.dc_block, hwt_mte_dcz_block);
+    for (size_t g = 0; g <= HWT_SMALL_MAX / 16; g++) {
+        uint32_t e = hwt_size_class_lut[g];
+        unsigned cls = HWT_LUT_CLASS(e);
+        assert_int_equal(cls, hwt_size_class_of(g * 16));
+        assert_int_equal(e >> 8 & 0xff, 0);
+        assert_int_equal(HWT_LUT_PLAN(e), hwt_size_class_plan(g, hwt_mte_dcz_block));
+        assert_int_equal(hwt_size_class_plan_for(cls, g * 16), e);
+        if (cls + 1 < HWT_NUM_CLASSES)
+            assert_int_equal(hwt_size_class_plan_for(cls + 1, g * 16), 0);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -159,6 +203,7 @@ int main(void)
         cmocka_unit_test(test_span_holds_enough_slots),
         cmocka_unit_test(test_aligned_class_gives_aligned_slots),
         cmocka_unit_test(test_aligned_class_rejects_what_cannot_fit),
+        cmocka_unit_test(test_tagging_plans_cover_exactly),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -30,4 +30,37 @@ static inline __attribute__((always_inline)) void *hwt_arch_index16(void *base, 
     return e;
 }
 
+/* base + ((e & 0xff) << 4): the 16-byte entry indexed by e's low byte. On aarch64 one add
+ * of the zero-extended byte, scaled (GCC extracted and shifted the byte first). */
+static inline __attribute__((always_inline)) void *hwt_arch_index16_low8(void *base, uint32_t e)
+{
+    char *p;
+#if defined(__aarch64__)
+    __asm__("add %0, %1, %w2, uxtb #4" : "=r"(p) : "r"(base), "r"(e));
+#else
+    p = (char *)base + ((uintptr_t)(e & 0xffu) << 4);
+#endif
+    return p;
+}
+
+/* Loads after this point stay after it: GCC does not move them ahead of a branch that this
+ * follows. No code (a compiler barrier), and unlike hwt_arch_opaque of the address, no
+ * address formed for the load. */
+#define hwt_arch_loads_here() __asm__ volatile("" : : : "memory")
+
+/* x >> 16, computed here: not ahead of a branch that this follows (GCC hoisted the shift
+ * out of the branch that uses it, onto every path). One instruction on aarch64. */
+static inline __attribute__((always_inline)) uint32_t hwt_arch_shr16_here(uint32_t x)
+{
+    uint32_t r;
+#if defined(__aarch64__)
+    __asm__ volatile("lsr %w0, %w1, #16" : "=r"(r) : "r"(x));
+#else
+    r = x;
+    hwt_arch_opaque_here(r);
+    r >>= 16;
+#endif
+    return r;
+}
+
 #endif
