@@ -155,13 +155,17 @@ hwt_alloc_fast_malloc_with(struct hwt_thread_state *self, struct hwt_tcache *tc,
     flags &= ~HWT_ALLOC_CALLER_REGS;
     /* busy before the bin is read: a signal handler's malloc must not pop the same slot.
      * Any nonzero value will do: with tagging, flags | 1 is the flags, the gate value this
-     * path was chosen by and still in a register, where 1 would cost a move */
-    self->busy = flags | 1;
+     * path was chosen by and still in a register, where 1 would cost a move; without, the
+     * lut's index before its shift, size + 15, which is 15 to HWT_SMALL_MAX + 15 here */
+    uintptr_t size15 = size + 15;
+    if (flags == 0)
+        hwt_arch_opaque(size15); /* one add for both uses (GCC made a 32-bit one for busy) */
+    self->busy = flags ? flags | 1 : (uint32_t)size15;
     __atomic_signal_fence(__ATOMIC_SEQ_CST);
     if (hwt_alloc_fast_tco(flags))
         mte_tco_set_on();
     const struct hwt_size_class_tables *classes = tc->classes;
-    uint32_t lut = classes->lut[(size + 15) >> HWT_GRANULE_SHIFT];
+    uint32_t lut = classes->lut[size15 >> HWT_GRANULE_SHIFT];
     unsigned cls = HWT_LUT_CLASS(lut);
     /* &tc->bins[cls], from the entry's low byte with one add */
     _Static_assert(sizeof(struct hwt_tcache_bin) == 16, "a bin is 1 << 4 bytes");
