@@ -11,28 +11,42 @@
 
 struct hwt_size_class_tables hwt_size_classes;
 
-unsigned hwt_size_class_plan(size_t g, size_t dc_block)
+/* hwt_size_class_plan for g granules in a slot of slot_size bytes; dc_block = 1 << shift */
+static unsigned plan_in(size_t g, size_t slot_size, size_t dc_block, unsigned shift)
 {
     size_t usable = g * HWT_GRANULE;
-    size_t slot_size = hwt_size_class_size(hwt_size_class_of(usable));
-    if (g <= 4 || (slot_size & (dc_block - 1)) != 0)
+    if (g <= 4)
         return 0;
-    size_t blocks = (usable + dc_block - 1) / dc_block;
-    size_t rest = (blocks * dc_block - usable) / HWT_GRANULE;
-    if (rest > HWT_PLAN_REST_MAX || blocks > UINT16_MAX >> 4)
-        return 0;
-    return (unsigned)(blocks << 4 | rest);
+    if ((slot_size & (dc_block - 1)) == 0) {
+        size_t blocks = (usable + dc_block - 1) >> shift;
+        size_t rest = ((blocks << shift) - usable) / HWT_GRANULE;
+        if (rest <= HWT_PLAN_REST_MAX && blocks <= UINT16_MAX >> 4)
+            return (unsigned)(blocks << 4 | rest);
+    }
+    return usable < dc_block ? HWT_PLAN_GRANULES : 0;
+}
+
+unsigned hwt_size_class_plan(size_t g, size_t dc_block)
+{
+    return plan_in(g, hwt_size_class_size(hwt_size_class_of(g * HWT_GRANULE)), dc_block,
+                   (unsigned)__builtin_ctzl(dc_block));
 }
 
 void hwt_size_class_init(size_t dc_block)
 {
     _Static_assert(HWT_NUM_CLASSES <= 256, "a class fits in a byte");
-    for (size_t i = 0; i <= HWT_SMALL_MAX / HWT_GRANULE; i++) {
-        unsigned cls = hwt_size_class_of(i * HWT_GRANULE);
-        hwt_size_class_lut[i] = cls | (uint32_t)hwt_size_class_plan(i, dc_block) << 16;
-    }
     for (unsigned cls = 0; cls < HWT_NUM_CLASSES; cls++)
         hwt_size_class_bytes[cls] = (uint32_t)hwt_size_class_size(cls);
+    /* the class of each size from the last one's (classes grow with the size): this runs at
+     * every process start, and hwt_size_class_of for each of the 1025 entries cost 15000
+     * instructions of it */
+    unsigned shift = (unsigned)__builtin_ctzl(dc_block), cls = 0;
+    for (size_t i = 0; i <= HWT_SMALL_MAX / HWT_GRANULE; i++) {
+        while (i * HWT_GRANULE > hwt_size_class_bytes[cls])
+            cls++;
+        unsigned plan = plan_in(i, hwt_size_class_bytes[cls], dc_block, shift);
+        hwt_size_class_lut[i] = cls | (uint32_t)plan << 16;
+    }
     hwt_size_classes.dc_block = (uint16_t)dc_block;
 }
 

@@ -34,11 +34,12 @@ struct hwt_size_class_tables {
     /* At index (size + 15) / 16, for every size up to HWT_SMALL_MAX (class boundaries are
      * multiples of the granule): hwt_size_class_of(size) in bits 0-7 (HWT_LUT_CLASS) and
      * the size's tagging plan in bits 16-31 (HWT_LUT_PLAN), one load for both.
-     * The plan, for the usable bytes in a slot of that class when the class's slots start on
-     * DC G(Z)VA blocks (slot sizes that are multiples of a block): the whole blocks that
+     * The plan, for the usable bytes in a slot of that class: when the class's slots start
+     * on DC G(Z)VA blocks (slot sizes that are multiples of a block), the whole blocks that
      * cover them in bits 4 and up, and in bits 0-3 how many granules of the last block lie
-     * past them (at most HWT_PLAN_REST_MAX). 0: no plan (four granules or fewer, more rest,
-     * or slots not on blocks), the range is then worked out from the block size. */
+     * past them (at most HWT_PLAN_REST_MAX); otherwise, when they are less than a block,
+     * HWT_PLAN_GRANULES: granule stores alone. 0: no plan (four granules or fewer, or none
+     * of these), the range is then worked out from the block size. */
     uint32_t lut[HWT_SMALL_MAX / HWT_GRANULE + 1];
     uint32_t bytes[HWT_NUM_CLASSES]; /* hwt_size_class_size(cls) for every class */
     uint16_t dc_block;               /* the block size the plans are made for */
@@ -46,6 +47,7 @@ struct hwt_size_class_tables {
 #define HWT_LUT_CLASS(e) ((e)&0xffu)
 #define HWT_LUT_PLAN(e) ((e) >> 16)
 #define HWT_PLAN_REST_MAX 8u
+#define HWT_PLAN_GRANULES 15u /* no blocks, a rest no block plan has */
 #define HWT_PLAN_BLOCKS(plan) ((plan) >> 4)
 #define HWT_PLAN_REST(plan) ((plan)&15u)
 extern struct hwt_size_class_tables hwt_size_classes;

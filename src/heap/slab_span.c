@@ -82,8 +82,12 @@ static void span_init(struct hwt_span *s, unsigned arena, unsigned cls, uintptr_
     s->nslots = (uint16_t)nslots;
     s->slot_recip = (uint32_t)(((UINT64_C(1) << 32) + slot_size - 1) / slot_size);
     s->cls = (uint8_t)cls;
+    /* the base is aligned to the span's size, at least 16 KiB, and a block is at most 2 KiB:
+     * a slot size that is a multiple of the block puts every slot on one */
+    HWT_DCHECK((base & (hwt_mte_dcz_block - 1)) == 0);
     s->slot_blocks =
         (uint16_t)((slot_size & (hwt_mte_dcz_block - 1)) == 0 ? slot_size / hwt_mte_dcz_block : 0);
+    s->granule_slots = slot_size < hwt_mte_dcz_block;
     s->arena = (uint8_t)arena;
     for (uint32_t w = 0; w < (nslots + BITS_PER_WORD - 1) / BITS_PER_WORD; w++)
         s->free_bits[w] = 0;

@@ -37,8 +37,9 @@ struct hwt_span {
     uint16_t nslots;
     uint16_t nfree; /* slots available in the span (free_bits set); central lock */
     uint8_t cls;
-    uint8_t arena; /* whose central lists it is on (HWT_ARENAS) */
-    uint8_t list;  /* which central list holds it; central lock */
+    uint8_t granule_slots; /* 1: slots smaller than a block, retagged with granule stores */
+    uint8_t arena;         /* whose central lists it is on (HWT_ARENAS) */
+    uint8_t list;          /* which central list holds it; central lock */
 };
 _Static_assert(sizeof(struct hwt_span) <= HWT_SPAN_LINE, "a span's metadata is one line");
 /* The largest span, and its most slots (16-byte slots), fit nslots and nfree */

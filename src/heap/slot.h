@@ -88,12 +88,18 @@ static inline __attribute__((always_inline)) void hwt_slot_tag_fresh(void *tagge
     /* here, not hoisted onto the small sizes' path */
     unsigned b = hwt_arch_shr16_here(lut);
     _Static_assert(HWT_LUT_PLAN(UINT32_C(0xffff0000)) == 0xffff, "the plan is the top half");
-    if (likely(b != 0)) {
+    unsigned blocks = HWT_PLAN_BLOCKS(b);
+    if (likely(blocks != 0)) {
         hwt_arch_loads_here();
-        mte_store_tags_blocks_on(tagged, HWT_PLAN_BLOCKS(b), HWT_PLAN_REST(b), *dc_block, zero);
+        mte_store_tags_blocks_on(tagged, blocks, HWT_PLAN_REST(b), *dc_block, zero);
         return;
     }
-    hwt_arch_opaque(slot_size);
+    /* with no blocks, only HWT_PLAN_GRANULES is nonzero: one test */
+    if (likely(b != 0)) {
+        mte_store_tags_granules_on(tagged, usable, zero);
+        return;
+    }
+    hwt_arch_loads_here();
     mte_store_tags_within_on(tagged, usable, zero, *slot_size);
 }
 
@@ -101,7 +107,8 @@ static inline __attribute__((always_inline)) void hwt_slot_tag_fresh(void *tagge
  * HWT_TAG_FREE. Past four granules, a slot of whole DC G(Z)VA blocks (*dc_block bytes)
  * gets them all, as the kernel poisons a freed object's whole slot: its bytes past usable
  * have HWT_TAG_FREE already, and the count is the span's, with no arithmetic on the size.
- * Another slot: the range worked out with its size. The span, not its fields, goes out of
+ * A slot smaller than a block: granule stores alone. Another slot: the range worked out
+ * with its size. The span, not its fields, goes out of
  * sight: its address is in a register already, where a field's would be formed in one;
  * hoisted, the loads cost every small free instructions. */
 static inline __attribute__((always_inline)) void hwt_slot_tag_freed(uintptr_t addr, size_t usable,
@@ -118,6 +125,10 @@ static inline __attribute__((always_inline)) void hwt_slot_tag_freed(uintptr_t a
     if (likely(blocks != 0)) {
         hwt_arch_loads_here();
         mte_store_tags_blocks_on(p, blocks, 0, *dc_block, 0);
+        return;
+    }
+    if (likely(s->granule_slots)) {
+        mte_store_tags_granules_on(p, usable, 0);
         return;
     }
     mte_store_tags_upto_on(p, usable, s->slot_size);

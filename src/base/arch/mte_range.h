@@ -252,6 +252,15 @@ static inline __attribute__((always_inline)) void mte_store_tags_on(void *tagged
     mte_tag_range_on(p, p + size, zero, MTE_GROW_NONE, 0);
 }
 
+/* mte_store_tags_on for a range of more than four granules known to hold no whole DC
+ * G(Z)VA block: granule stores alone, no block arithmetic. */
+static inline __attribute__((always_inline)) void mte_store_tags_granules_on(void *tagged,
+                                                                             size_t size, int zero)
+{
+    uintptr_t p = (uintptr_t)tagged;
+    mte_tag_granules(p, p + size, zero);
+}
+
 /* mte_store_tags_on for a fresh object whose memory up to tagged + limit has
  * HWT_TAG_FREE and keeps it (see MTE_GROW_RESTORE). */
 static inline __attribute__((always_inline)) void
@@ -299,6 +308,13 @@ static inline void mte_store_tags_blocks_on(void *tagged, size_t blocks, unsigne
     (void)blocks;
     (void)rest;
     (void)blk;
+    (void)zero;
+}
+
+static inline void mte_store_tags_granules_on(void *tagged, size_t size, int zero)
+{
+    (void)tagged;
+    (void)size;
     (void)zero;
 }
 
