@@ -135,11 +135,12 @@ hwt_alloc_fast_entry(struct hwt_slab_ref *slots, uint32_t i)
     return hwt_arch_index16(slots, i);
 }
 
-/* &tc->bins[cls], formed as hwt_alloc_fast_entry forms its entry. */
+/* The bin of span s's class in tc: one add of the span's bin_offset, formed as
+ * hwt_alloc_fast_entry forms its entry. */
 static inline __attribute__((always_inline)) struct hwt_tcache_bin *
-hwt_alloc_fast_bin(struct hwt_tcache *tc, unsigned cls)
+hwt_alloc_fast_bin(struct hwt_tcache *tc, const struct hwt_span *s)
 {
-    struct hwt_tcache_bin *b = &tc->bins[cls];
+    struct hwt_tcache_bin *b = (struct hwt_tcache_bin *)((char *)tc + s->bin_offset);
     hwt_arch_opaque(b);
     return b;
 }
@@ -262,7 +263,7 @@ hwt_alloc_fast_free_with(struct hwt_thread_state *self, struct hwt_tcache *tc, v
         __builtin_prefetch((const void *)(addr + s->slot_size - 1));
     slot = &slots[idx];
     /* its count and its max then in one load pair (indexed, two loads) */
-    bin = hwt_alloc_fast_bin(tc, s->cls);
+    bin = hwt_alloc_fast_bin(tc, s);
     w = __atomic_load_n(&slot->word, __ATOMIC_RELAXED);
     requested = hwt_slab_slot_requested(w);
     /* live, and tagged: the pointer's tag is the word's. One compare for both, of the

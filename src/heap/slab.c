@@ -82,7 +82,7 @@ static struct hwt_span *steal_locked(struct central *c, unsigned arena, unsigned
         if (other == cls || !hwt_trylock(&oc->lock))
             continue;
         for (struct hwt_span *v = oc->released; v != NULL; v = v->next) {
-            if (v->span_size >= span_size) {
+            if (hwt_span_bytes(v) >= span_size) {
                 hwt_slab_span_unlink(&oc->released, v);
                 victim = v;
                 break;
@@ -102,7 +102,7 @@ static struct hwt_span *span_new(struct central *c, unsigned arena, unsigned cls
     if (s == NULL && no_space)
         s = steal_locked(c, arena, cls);
     if (s != NULL)
-        __atomic_add_fetch(&heap_mapped_bytes, s->span_size, __ATOMIC_RELAXED);
+        __atomic_add_fetch(&heap_mapped_bytes, hwt_span_bytes(s), __ATOMIC_RELAXED);
     return s;
 }
 
@@ -122,8 +122,8 @@ static struct hwt_span *span_for_take_locked(struct central *c, unsigned arena, 
             c->retakes++;
         if (__atomic_load_n(&arena_retakes[arena], __ATOMIC_RELAXED) < KEEP_CHURN_ARENA_RETAKES)
             __atomic_add_fetch(&arena_retakes[arena], 1, __ATOMIC_RELAXED);
-        hwt_tag_range(s->base, s->span_size, HWT_TAG_FREE, false);
-        __atomic_add_fetch(&heap_mapped_bytes, s->span_size, __ATOMIC_RELAXED);
+        hwt_tag_range(s->base, hwt_span_bytes(s), HWT_TAG_FREE, false);
+        __atomic_add_fetch(&heap_mapped_bytes, hwt_span_bytes(s), __ATOMIC_RELAXED);
     } else {
         s = span_new(c, arena, cls);
         if (s == NULL)
@@ -172,8 +172,8 @@ unsigned hwt_slab_take(unsigned arena, unsigned cls, struct hwt_slab_ref *out, u
 /* Gives a fully free span's pages back; it waits on the released list, untagged. */
 static void release_locked(struct central *c, struct hwt_span *s)
 {
-    hwt_os_decommit((void *)s->base, s->span_size);
-    __atomic_sub_fetch(&heap_mapped_bytes, s->span_size, __ATOMIC_RELAXED);
+    hwt_os_decommit((void *)s->base, hwt_span_bytes(s));
+    __atomic_sub_fetch(&heap_mapped_bytes, hwt_span_bytes(s), __ATOMIC_RELAXED);
     hwt_slab_span_push(&c->released, s, HWT_SPAN_LIST_RELEASED);
 }
 
@@ -209,7 +209,7 @@ static void span_became_empty_locked(struct central *c, struct hwt_span *s)
         c->peak_now = c->in_use;
         c->events = 0;
     }
-    unsigned keep = keep_empty(c, s->arena, s->span_size, s->slot_size);
+    unsigned keep = keep_empty(c, s->arena, hwt_span_bytes(s), s->slot_size);
     /* more kept than the peak now allows: one goes back at each event, as it falls */
     if (c->nempty > keep) {
         struct hwt_span *kept = c->empty;
@@ -233,7 +233,7 @@ void hwt_slab_give(unsigned cls, const struct hwt_slab_ref *slots, unsigned n)
     struct central *c = NULL;
     struct hwt_span *s = NULL;
     for (unsigned i = 0; i < n; i++) {
-        if (s == NULL || slots[i].addr - s->base >= s->span_size) {
+        if (s == NULL || slots[i].addr - s->base >= hwt_span_bytes(s)) {
             s = hwt_slab_span_of(slots[i].addr);
             HWT_CHECK(s != NULL && s->cls == cls);
             struct central *sc = &centrals[s->arena][cls];
@@ -380,7 +380,7 @@ size_t hwt_slab_trim(void)
             hwt_slab_span_unlink(&c->empty, s);
             c->nempty--;
             release_locked(c, s);
-            given += s->span_size;
+            given += hwt_span_bytes(s);
         }
         hwt_unlock(&c->lock);
     }

@@ -76,12 +76,14 @@ static void span_init(struct hwt_span *s, unsigned arena, unsigned cls, uintptr_
     uint32_t nslots = (uint32_t)(span_size / slot_size);
     HWT_CHECK(span_size <= HWT_SPAN_MAX);
     s->base = base;
-    s->span_size = (uint32_t)span_size;
+    s->span_shift = (uint8_t)__builtin_ctzl(span_size);
+    HWT_CHECK(hwt_span_bytes(s) == span_size);
     s->slot_size = (uint16_t)slot_size;
     s->slots_bytes = (uint32_t)(nslots * slot_size);
     s->nslots = (uint16_t)nslots;
     s->slot_recip = (uint32_t)(((UINT64_C(1) << 32) + slot_size - 1) / slot_size);
     s->cls = (uint8_t)cls;
+    s->bin_offset = (uint16_t)(HWT_SPAN_BINS_AT + 16u * cls);
     /* the base is aligned to the span's size, at least 16 KiB, and a block is at most 2 KiB:
      * a slot size that is a multiple of the block puts every slot on one */
     HWT_DCHECK((base & (hwt_mte_dcz_block - 1)) == 0);
@@ -105,7 +107,7 @@ struct hwt_span *hwt_slab_span_cut(struct hwt_span *victim, unsigned arena, unsi
                                    struct hwt_span **released)
 {
     size_t span_size = hwt_size_class_span(cls);
-    uintptr_t base = victim->base, end = victim->base + victim->span_size;
+    uintptr_t base = victim->base, end = victim->base + hwt_span_bytes(victim);
     /* the range forgets the victim first: a part no new span takes reads as unused, and
      * its region can still be given back whole (hwt_slab_unmap_free_regions) */
     hwt_slab_region_map(base, end - base, NULL);

@@ -29,8 +29,10 @@ struct hwt_span {
      * next to slot_recip: free reads both with one load pair (hwt_slab_index_exact) */
     uint32_t slots_bytes;
     uint32_t slot_recip; /* 2^32 / slot_size rounded up, for division-free slot indexes */
-    uint32_t span_size;  /* bytes */
-    uint16_t slot_size;  /* bytes */
+    /* the offset of its class's bin in a thread cache (struct hwt_tcache): free forms the
+     * bin's address with one add, where the class took a shift and two adds */
+    uint16_t bin_offset;
+    uint16_t slot_size; /* bytes */
     /* DC G(Z)VA blocks a slot has when its size is a multiple of the block (every slot then
      * starts on one), else 0: free retags such a slot's blocks whole */
     uint16_t slot_blocks;
@@ -40,12 +42,23 @@ struct hwt_span {
     uint8_t granule_slots; /* 1: slots smaller than a block, retagged with granule stores */
     uint8_t arena;         /* whose central lists it is on (HWT_ARENAS) */
     uint8_t list;          /* which central list holds it; central lock */
+    uint8_t span_shift;    /* its size is 1 << span_shift bytes (hwt_span_bytes) */
 };
 _Static_assert(sizeof(struct hwt_span) <= HWT_SPAN_LINE, "a span's metadata is one line");
 /* The largest span, and its most slots (16-byte slots), fit nslots and nfree */
 #define HWT_SPAN_MAX (128u * 1024u)
 _Static_assert(HWT_SPAN_MAX / 16u <= UINT16_MAX, "a span's slot count fits 16 bits");
 _Static_assert(HWT_SMALL_MAX <= UINT16_MAX, "a slot's size fits 16 bits");
+
+/* Where a thread cache's bins start in it (struct hwt_tcache, whose header checks this):
+ * a span's bin_offset is this plus 16 bytes a class. */
+#define HWT_SPAN_BINS_AT 8288u
+
+/* The span's size in bytes. */
+static inline size_t hwt_span_bytes(const struct hwt_span *s)
+{
+    return (size_t)1 << s->span_shift;
+}
 
 static inline uint32_t hwt_slab_index(const struct hwt_span *s, uintptr_t addr)
 {
@@ -86,7 +99,7 @@ hwt_slab_index_exact(const struct hwt_span *s, uintptr_t base, uintptr_t addr, u
 static inline __attribute__((always_inline)) struct hwt_span *hwt_slab_span_of(uintptr_t addr)
 {
     struct hwt_span *s = hwt_slab_span_in(hwt_slab_regmap, addr);
-    return s != NULL && addr - s->base < s->span_size ? s : NULL;
+    return s != NULL && addr - s->base < hwt_span_bytes(s) ? s : NULL;
 }
 
 /* Which central list holds a span (struct hwt_span.list). */

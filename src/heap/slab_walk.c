@@ -26,7 +26,7 @@ static void count_span(struct hwt_span *s, void *arg)
     u->spans++;
     if (s->list == HWT_SPAN_LIST_RELEASED)
         return;
-    u->span_bytes += s->span_size;
+    u->span_bytes += hwt_span_bytes(s);
     for (uint32_t k = 0; k < s->nslots; k++) {
         uint64_t w = hwt_slab_slot_load(&s->slots[k]);
         if (hwt_slab_slot_state(w) == HWT_SLOT_LIVE) {

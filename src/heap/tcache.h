@@ -95,6 +95,9 @@ struct hwt_tcache {
     struct hwt_tcache_stack stacks_older[HWT_TCACHE_STACK_SETS];
     struct hwt_stackdepot_cache depot_cache; /* behind the stacks, for their misses */
 };
+_Static_assert(__builtin_offsetof(struct hwt_tcache, bins) == HWT_SPAN_BINS_AT &&
+                   sizeof(struct hwt_tcache_bin) == 16,
+               "a span's bin_offset finds its class's bin");
 _Static_assert(__builtin_offsetof(struct hwt_tcache, stacks) <= 504 &&
                    __builtin_offsetof(struct hwt_tcache, stacks) % 16 == 0,
                "the stack cache's first way is a load pair's offset away, on 16 bytes");

@@ -113,9 +113,9 @@ static void test_taken_slots_are_in_the_heap_and_slot_aligned(void **state)
             assert_non_null(s);
             assert_int_equal(s->cls, cls);
             assert_int_equal(s->slot_size, size);
-            assert_int_equal(s->base % s->span_size, 0);
+            assert_int_equal(s->base % hwt_span_bytes(s), 0);
             assert_int_equal((slots[i] - s->base) % size, 0);
-            assert_true(slots[i] + size <= s->base + s->span_size);
+            assert_true(slots[i] + size <= s->base + hwt_span_bytes(s));
             /* slots never overlap */
             for (unsigned j = 0; j < i; j++)
                 assert_true(slots[j] + size <= slots[i] || slots[i] + size <= slots[j]);
@@ -466,8 +466,8 @@ static void test_span_tail_past_the_last_slot_is_invalid(void **state)
     assert_non_null(span);
     size_t slot = hwt_size_class_size(cls);
     assert_int_equal(slot, 48);
-    assert_int_not_equal(span->span_size % slot, 0);
-    uintptr_t tail = span->base + (span->span_size / slot) * slot;
+    assert_int_not_equal(hwt_span_bytes(span) % slot, 0);
+    uintptr_t tail = span->base + (hwt_span_bytes(span) / slot) * slot;
     assert_int_equal(tail % 16, 0);
     struct hwt_span *s;
     uint32_t idx;
