@@ -100,7 +100,7 @@ static inline __attribute__((always_inline)) void hwt_slot_tag_fresh(void *tagge
         return;
     }
     hwt_arch_loads_here();
-    mte_store_tags_within_on(tagged, usable, zero, *slot_size);
+    mte_store_tags_within_on(tagged, usable, zero, *slot_size, *dc_block);
 }
 
 /* Retags the usable bytes of a freed object at addr (untagged) in a slot of span s with
@@ -131,7 +131,8 @@ static inline __attribute__((always_inline)) void hwt_slot_tag_freed(uintptr_t a
         mte_store_tags_granules_on(p, usable, 0);
         return;
     }
-    mte_store_tags_upto_on(p, usable, s->slot_size);
+    hwt_arch_loads_here();
+    mte_store_tags_upto_on(p, usable, s->slot_size, *dc_block);
 }
 
 /* Makes the free slot ref (*slot_size bytes) a live object of size requested: its tag

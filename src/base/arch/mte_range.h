@@ -153,9 +153,11 @@ enum mte_grow { MTE_GROW_NONE, MTE_GROW_KEEP, MTE_GROW_RESTORE };
 
 /* Tags [p, end) with the tag of p; end - p a multiple of HWT_GRANULE. zero != 0 also
  * zeroes the data (STZ2G / DC GZVA), and may zero the bytes a grow tags on. grow, limit:
- * see enum mte_grow. */
-static inline __attribute__((always_inline)) void
-mte_tag_range_on(uintptr_t p, uintptr_t end, int zero, enum mte_grow grow, uintptr_t limit)
+ * see enum mte_grow. blk: the DC G(Z)VA block size (hwt_mte_dcz_block, or a copy of it the
+ * caller has nearer). */
+static inline __attribute__((always_inline)) void mte_tag_range_on(uintptr_t p, uintptr_t end,
+                                                                   int zero, enum mte_grow grow,
+                                                                   uintptr_t limit, uintptr_t blk)
 {
     size_t size = end - p;
     if (size <= 4 * HWT_GRANULE) {
@@ -180,7 +182,6 @@ mte_tag_range_on(uintptr_t p, uintptr_t end, int zero, enum mte_grow grow, uintp
         }
         return;
     }
-    uintptr_t blk = hwt_mte_dcz_block;
     if (grow != MTE_GROW_NONE) {
         /* the common case of a class whose slots start on blocks: blocks alone */
         uintptr_t full = hwt_align_up(end, blk);
@@ -249,7 +250,7 @@ static inline __attribute__((always_inline)) void mte_store_tags_on(void *tagged
                                                                     int zero)
 {
     uintptr_t p = (uintptr_t)tagged;
-    mte_tag_range_on(p, p + size, zero, MTE_GROW_NONE, 0);
+    mte_tag_range_on(p, p + size, zero, MTE_GROW_NONE, 0, hwt_mte_dcz_block);
 }
 
 /* mte_store_tags_on for a range of more than four granules known to hold no whole DC
@@ -262,21 +263,22 @@ static inline __attribute__((always_inline)) void mte_store_tags_granules_on(voi
 }
 
 /* mte_store_tags_on for a fresh object whose memory up to tagged + limit has
- * HWT_TAG_FREE and keeps it (see MTE_GROW_RESTORE). */
+ * HWT_TAG_FREE and keeps it (see MTE_GROW_RESTORE); blk as mte_tag_range_on's. */
 static inline __attribute__((always_inline)) void
-mte_store_tags_within_on(void *tagged, size_t size, int zero, size_t limit)
+mte_store_tags_within_on(void *tagged, size_t size, int zero, size_t limit, uintptr_t blk)
 {
     uintptr_t p = (uintptr_t)tagged;
-    mte_tag_range_on(p, p + size, zero, MTE_GROW_RESTORE, p + limit);
+    mte_tag_range_on(p, p + size, zero, MTE_GROW_RESTORE, p + limit, blk);
 }
 
 /* mte_store_tags_on without zeroing, allowed to tag on up to tagged + limit bytes where
- * that saves stores: for memory whose bytes past size already carry the tag. */
-static inline __attribute__((always_inline)) void mte_store_tags_upto_on(void *tagged, size_t size,
-                                                                         size_t limit)
+ * that saves stores: for memory whose bytes past size already carry the tag. blk as
+ * mte_tag_range_on's. */
+static inline __attribute__((always_inline)) void
+mte_store_tags_upto_on(void *tagged, size_t size, size_t limit, uintptr_t blk)
 {
     uintptr_t p = (uintptr_t)tagged;
-    mte_tag_range_on(p, p + size, false, MTE_GROW_KEEP, p + limit);
+    mte_tag_range_on(p, p + size, false, MTE_GROW_KEEP, p + limit, blk);
 }
 
 static inline void mte_store_tags(void *tagged, size_t size, int zero)
@@ -294,11 +296,12 @@ static inline void mte_store_tags_on(void *tagged, size_t size, int zero)
     (void)zero;
 }
 
-static inline void mte_store_tags_upto_on(void *tagged, size_t size, size_t limit)
+static inline void mte_store_tags_upto_on(void *tagged, size_t size, size_t limit, uintptr_t blk)
 {
     (void)tagged;
     (void)size;
     (void)limit;
+    (void)blk;
 }
 
 static inline void mte_store_tags_blocks_on(void *tagged, size_t blocks, unsigned rest,
@@ -318,12 +321,14 @@ static inline void mte_store_tags_granules_on(void *tagged, size_t size, int zer
     (void)zero;
 }
 
-static inline void mte_store_tags_within_on(void *tagged, size_t size, int zero, size_t limit)
+static inline void mte_store_tags_within_on(void *tagged, size_t size, int zero, size_t limit,
+                                            uintptr_t blk)
 {
     (void)tagged;
     (void)size;
     (void)zero;
     (void)limit;
+    (void)blk;
 }
 
 static inline void mte_store_tags(void *tagged, size_t size, int zero)
