@@ -108,9 +108,9 @@ static inline __attribute__((always_inline)) void hwt_slot_tag_fresh(void *tagge
  * gets them all, as the kernel poisons a freed object's whole slot: its bytes past usable
  * have HWT_TAG_FREE already, and the count is the span's, with no arithmetic on the size.
  * A slot smaller than a block: granule stores alone. Another slot: the range worked out
- * with its size. The span, not its fields, goes out of
- * sight: its address is in a register already, where a field's would be formed in one;
- * hoisted, the loads cost every small free instructions. */
+ * with its size. The span, not its fields, goes out of sight: its address is in a register
+ * already, where a field's would be formed in one; hoisted, the loads cost every small free
+ * instructions. */
 static inline __attribute__((always_inline)) void hwt_slot_tag_freed(uintptr_t addr, size_t usable,
                                                                      const struct hwt_span *s,
                                                                      const uint16_t *dc_block)

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* Values the compiler must treat as unknown: the fast paths' ways of steering GCC's code
- * generation (an address formed once, a load it must not hoist). No instructions of their
- * own but the one scaled add of hwt_arch_index16. */
+ * generation (an address formed once, a load or shift it must not hoist). No instructions
+ * of their own but the scaled adds of the index helpers and the shift of
+ * hwt_arch_shr16_here, each one the code would have had anyway. */
 #ifndef HWT_ARCH_OPAQUE_H
 #define HWT_ARCH_OPAQUE_H
 
