@@ -135,7 +135,7 @@ hwt_alloc_fast_entry(struct hwt_slab_ref *slots, uint32_t i)
     return hwt_arch_index16(slots, i);
 }
 
-/* The bin of span s's class in tc: one add of the span's bin_offset, formed as
+/* The bin of span s's class in tc (free): one add of the span's bin_offset, formed as
  * hwt_alloc_fast_entry forms its entry. */
 static inline __attribute__((always_inline)) struct hwt_tcache_bin *
 hwt_alloc_fast_bin(struct hwt_tcache *tc, const struct hwt_span *s)
@@ -143,6 +143,15 @@ hwt_alloc_fast_bin(struct hwt_tcache *tc, const struct hwt_span *s)
     struct hwt_tcache_bin *b = (struct hwt_tcache_bin *)((char *)tc + s->bin_offset);
     hwt_arch_opaque(b);
     return b;
+}
+
+/* The bin of the class in lut's low byte in tc (malloc): one add of the byte, scaled, and
+ * the bins' offset in the load (tcache.h checks a bin's 16 bytes). */
+static inline __attribute__((always_inline)) struct hwt_tcache_bin *
+hwt_alloc_fast_bin_of(struct hwt_tcache *tc, uint32_t lut)
+{
+    return (struct hwt_tcache_bin *)((char *)hwt_arch_index16_low8(tc, lut) +
+                                     __builtin_offsetof(struct hwt_tcache, bins));
 }
 
 /* The malloc fast path for flags (HWT_TCACHE_*). Inlined with flags 0 (the allocator alone:
@@ -168,11 +177,7 @@ hwt_alloc_fast_malloc_with(struct hwt_thread_state *self, struct hwt_tcache *tc,
     const struct hwt_size_class_tables *classes = tc->classes;
     uint32_t lut = classes->lut[size15 >> HWT_GRANULE_SHIFT];
     unsigned cls = HWT_LUT_CLASS(lut);
-    /* &tc->bins[cls], from the entry's low byte with one add */
-    _Static_assert(sizeof(struct hwt_tcache_bin) == 16, "a bin is 1 << 4 bytes");
-    struct hwt_tcache_bin *bin =
-        (struct hwt_tcache_bin *)((char *)hwt_arch_index16_low8(tc, lut) +
-                                  __builtin_offsetof(struct hwt_tcache, bins));
+    struct hwt_tcache_bin *bin = hwt_alloc_fast_bin_of(tc, lut);
     uint32_t n = bin->count;
     bool tagged = HWTAG_MTE && (flags & HWT_TCACHE_MTE);
     bool history = hwt_alloc_fast_history(flags);

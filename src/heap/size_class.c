@@ -11,15 +11,15 @@
 
 struct hwt_size_class_tables hwt_size_classes;
 
-/* hwt_size_class_plan for g granules in a slot of slot_size bytes; dc_block = 1 << shift */
-static unsigned plan_in(size_t g, size_t slot_size, size_t dc_block, unsigned shift)
+/* hwt_size_class_plan for g granules in a slot of slot_size bytes */
+static unsigned plan_in(size_t g, size_t slot_size, size_t dc_block)
 {
     size_t usable = g * HWT_GRANULE;
     if (g <= 4)
         return 0;
     if ((slot_size & (dc_block - 1)) == 0) {
-        size_t blocks = (usable + dc_block - 1) >> shift;
-        size_t rest = ((blocks << shift) - usable) / HWT_GRANULE;
+        size_t blocks = (usable + dc_block - 1) / dc_block;
+        size_t rest = (blocks * dc_block - usable) / HWT_GRANULE;
         if (rest <= HWT_PLAN_REST_MAX && blocks <= UINT16_MAX >> 4)
             return (unsigned)(blocks << 4 | rest);
     }
@@ -28,8 +28,7 @@ static unsigned plan_in(size_t g, size_t slot_size, size_t dc_block, unsigned sh
 
 unsigned hwt_size_class_plan(size_t g, size_t dc_block)
 {
-    return plan_in(g, hwt_size_class_size(hwt_size_class_of(g * HWT_GRANULE)), dc_block,
-                   (unsigned)__builtin_ctzl(dc_block));
+    return plan_in(g, hwt_size_class_size(hwt_size_class_of(g * HWT_GRANULE)), dc_block);
 }
 
 void hwt_size_class_init(size_t dc_block)
@@ -40,11 +39,11 @@ void hwt_size_class_init(size_t dc_block)
     /* the class of each size from the last one's (classes grow with the size): this runs at
      * every process start, and hwt_size_class_of for each of the 1025 entries cost 15000
      * instructions of it */
-    unsigned shift = (unsigned)__builtin_ctzl(dc_block), cls = 0;
+    unsigned cls = 0;
     for (size_t i = 0; i <= HWT_SMALL_MAX / HWT_GRANULE; i++) {
         while (i * HWT_GRANULE > hwt_size_class_bytes[cls])
             cls++;
-        unsigned plan = plan_in(i, hwt_size_class_bytes[cls], dc_block, shift);
+        unsigned plan = plan_in(i, hwt_size_class_bytes[cls], dc_block);
         hwt_size_class_lut[i] = cls | (uint32_t)plan << 16;
     }
     hwt_size_classes.dc_block = (uint16_t)dc_block;

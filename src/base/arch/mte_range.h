@@ -183,7 +183,8 @@ static inline __attribute__((always_inline)) void mte_tag_range_on(uintptr_t p, 
         return;
     }
     if (grow != MTE_GROW_NONE) {
-        /* the common case of a class whose slots start on blocks: blocks alone */
+        /* a range that starts on a block: blocks alone (the slot layer's plans take the
+         * classes whose slots all do; this serves a slot that does by its place) */
         uintptr_t full = hwt_align_up(end, blk);
         if ((p & (blk - 1)) == 0 && full <= limit &&
             (grow == MTE_GROW_KEEP || full - end <= 8 * HWT_GRANULE)) {
