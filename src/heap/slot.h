@@ -49,24 +49,28 @@ static inline __attribute__((always_inline)) uint64_t hwt_slot_word_at(uintptr_t
 static inline __attribute__((always_inline)) uintptr_t hwt_slot_pick_tag(struct hwt_slab_ref ref,
                                                                          uint64_t *old_word)
 {
-    /* volatile loads, as relaxed atomic ones (aligned words, read once): GCC builds each
-     * atomic load's address in a register of its own, two more instructions here */
+    /* the left and own words in one load pair; the right one volatile, as a relaxed
+     * atomic load (aligned, read once): GCC builds each atomic load's address in a register
+     * of its own, an instruction more */
     const volatile uint64_t *words = &ref.slot->word;
-    uint64_t left = words[-1];
-    uint64_t old = words[0];
+    uint64_t left, old;
+    hwt_arch_load_pair(&ref.slot[-1].word, &left, &old);
     uint64_t right = words[1];
-    if (unlikely((left | right) & HWT_SLOT_EDGE_BIT)) {
-        if (left & HWT_SLOT_EDGE_BIT)
-            left = hwt_slot_word_at(ref.addr - HWT_GRANULE);
-        if (right & HWT_SLOT_EDGE_BIT)
-            /* the slot size from the span here, not a table load on every malloc */
-            right =
-                hwt_slot_word_at(ref.addr + hwt_slab_span_in(hwt_slab_regmap, ref.addr)->slot_size);
-    }
     /* 0 and HWT_TAG_FREE are outside the process's include mask (HWT_TAG_INCLUDE_MASK,
-     * set with the tag-check mode), which IRG never leaves: two instructions fewer */
+     * set with the tag-check mode), which IRG never leaves: two instructions fewer. So is
+     * a guard word's tag, 0: the adjacent span's neighbour is added to the guard's bit. */
+    _Static_assert(((HWT_SLOT_EDGE_WORD >> HWT_SLOT_TAG_SHIFT) & (HWT_TAG_COUNT - 1)) == 0,
+                   "a guard word's tag is 0");
     uint64_t exclude =
         hwt_slab_slot_tag_bit(old) | hwt_slab_slot_tag_bit(left) | hwt_slab_slot_tag_bit(right);
+    if (unlikely((left | right) & HWT_SLOT_EDGE_BIT)) {
+        if (left & HWT_SLOT_EDGE_BIT)
+            exclude |= hwt_slab_slot_tag_bit(hwt_slot_word_at(ref.addr - HWT_GRANULE));
+        if (right & HWT_SLOT_EDGE_BIT)
+            /* the slot size from the span here, not a table load on every malloc */
+            exclude |= hwt_slab_slot_tag_bit(hwt_slot_word_at(
+                ref.addr + hwt_slab_span_in(hwt_slab_regmap, ref.addr)->slot_size));
+    }
     *old_word = old;
     return mte_random_tagged(ref.addr, exclude);
 }
@@ -81,7 +85,7 @@ static inline __attribute__((always_inline)) void hwt_slot_tag_fresh(void *tagge
                                                                      const uint32_t *slot_size,
                                                                      const uint16_t *dc_block)
 {
-    if (usable <= 4 * HWT_GRANULE) {
+    if (likely(usable <= 4 * HWT_GRANULE)) {
         mte_store_tags_on(tagged, usable, zero);
         return;
     }
@@ -116,7 +120,7 @@ static inline __attribute__((always_inline)) void hwt_slot_tag_freed(uintptr_t a
                                                                      const uint16_t *dc_block)
 {
     void *p = mte_with_tag(addr, HWT_TAG_FREE);
-    if (usable <= 4 * HWT_GRANULE) {
+    if (likely(usable <= 4 * HWT_GRANULE)) {
         mte_store_tags_on(p, usable, 0);
         return;
     }
@@ -153,7 +157,9 @@ hwt_slot_prepare_ref(struct hwt_slab_ref ref, size_t requested, bool zero, uint3
         uint64_t old;
         tagged_addr = hwt_slot_pick_tag(ref, &old);
         /* before the word changes: a report finds the object in one or the other */
-        if (history != NULL && hwt_slab_slot_state(old) == HWT_SLOT_FREED)
+        /* a slot that is made live is unused or freed: one bit test tells them apart */
+        _Static_assert(HWT_SLOT_UNUSED == 0 && HWT_SLOT_FREED == 2, "only freed has bit 1");
+        if (history != NULL && likely(old & (uint64_t)HWT_SLOT_FREED << HWT_SLOT_STATE_SHIFT))
             hwt_history_put_slot_claimed(history, ref.addr, old);
         if (usable != 0)
             hwt_slot_tag_fresh((void *)tagged_addr, usable, zero, lut, slot_size, dc_block);

@@ -44,6 +44,22 @@ static inline __attribute__((always_inline)) void *hwt_arch_index16_low8(void *b
     return p;
 }
 
+/* p[0] and p[1], two aligned words, each read whole as a relaxed atomic load reads it (for
+ * words other threads change with atomics), in one load pair on aarch64 (each of its two
+ * loads single-copy atomic): GCC makes two loads of two volatile or atomic reads, and
+ * split even plain ones at times. Not volatile: GCC may schedule it, which saved one
+ * instruction more. */
+static inline __attribute__((always_inline)) void hwt_arch_load_pair(const uint64_t *p, uint64_t *a,
+                                                                     uint64_t *b)
+{
+#if defined(__aarch64__)
+    __asm__("ldp %0, %1, %2" : "=r"(*a), "=r"(*b) : "Ump"(*(const uint64_t(*)[2])p));
+#else
+    *a = __atomic_load_n(&p[0], __ATOMIC_RELAXED);
+    *b = __atomic_load_n(&p[1], __ATOMIC_RELAXED);
+#endif
+}
+
 /* Loads after this point stay after it: GCC does not move them ahead of a branch that this
  * follows. No code (a compiler barrier), and unlike hwt_arch_opaque of the address, no
  * address formed for the load. */
