@@ -38,7 +38,7 @@ static inline __attribute__((always_inline)) bool
 hwt_alloc_fast_stack(const struct hwt_tcache *tc, struct hwt_caller c, unsigned depth, uint32_t *id)
 {
     uint64_t key;
-    hwt_unwind_caller_key(c, tc->stack_lo, tc->stack_room, depth, tc->stack_key_constants, &key);
+    hwt_unwind_caller_key(c, tc->stack_lo, tc->stack_last, depth, tc->stack_key_constants, &key);
     return hwt_tcache_stack_find(tc, key, id);
 }
 

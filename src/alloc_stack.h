@@ -64,9 +64,9 @@ static inline __attribute__((always_inline)) uint32_t hwt_alloc_stack_capture(st
                             ? hwt_alloc_fast_stack(tc, c, HWT_STACK_DEFAULT_DEPTH, &id)
                             : hwt_alloc_fast_stack(tc, c, depth, &id)))
             return id;
-        if (likely(c.fp - tc->stack_lo < tc->stack_room)) {
+        if (likely(c.fp >= tc->stack_lo && c.fp < tc->stack_last)) {
             /* the key the fast walk just missed with: no second look in the cache */
-            hwt_unwind_caller_walk(c, tc->stack_lo, tc->stack_room, depth, tc->stack_key_constants,
+            hwt_unwind_caller_walk(c, tc->stack_lo, tc->stack_last, depth, tc->stack_key_constants,
                                    &key, pcs, &n, &more);
             return hwt_alloc_stack_add(tc, pcs, n, more, key);
         }

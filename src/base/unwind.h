@@ -8,6 +8,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "arch/opaque.h"
+
 /* Reads the first thread's stack bounds. Called once at start-up; libunwind is set up by
  * the first fault that needs it (unwind.c). */
 void hwt_unwind_init(void);
@@ -56,18 +58,16 @@ bool hwt_unwind_stack_bounds(uintptr_t addr, uintptr_t *lo, uintptr_t *hi);
 
 /* Key of a stack in the per-thread stack caches: a 64-bit hash of its return addresses,
  * mixed in as they are walked (a stack one frame longer mixes one more in, so the number
- * needs no mixing of its own); its top bits pick the cache set
- * (HWT_TCACHE_STACK_SET_BITS). A collision (a wrong stack in a report) has odds of 2^-64 a
- * pair. A key of 0 matches an empty cache entry (all zero) with the same odds, and gives
- * id 0, no stack: not worth an instruction a capture to make keys odd. The two constants
- * are read from memory: one load where building them takes eight instructions.
- * On aarch64 an address costs one multiply-add, key * mul + pc (an instruction fewer a
- * frame of the fast paths' walk than a multiply of key ^ pc). The last address is then
- * not multiplied, so the end folds the low byte, where it differs from a neighbour call
- * site's, into the top byte (one instruction; a final multiply cost one at each frame, as
- * the compiler computed it ahead for each of the walk's ways out). x86_64 has no
- * multiply-add: there (key ^ pc) * mul, which mixes the last address itself, so the end
- * has nothing to fold. */
+ * needs no mixing of its own); bits of it pick the cache set (hwt_tcache_stack_set).
+ * A collision (a wrong stack in a report) has odds of 2^-64 a pair. A key of 0 matches an empty
+ * cache entry (all zero) with the same odds, and gives id 0, no stack: not worth an instruction a
+ * capture to make keys odd. The two constants are read from memory: one load where building them
+ * takes eight instructions. On aarch64 an address costs one multiply-add, key * mul + pc (an
+ * instruction fewer a frame of the fast paths' walk than a multiply of key ^ pc); x86_64 has no
+ * multiply-add: there (key ^ pc) * mul. Either way a key bit depends on the bits at and below it of
+ * every address, so the set is picked by low bits (4-12), where call sites differ: the
+ * last address, which the multiply-add adds unmultiplied, counts there too. Top bits
+ * (taken before) needed one more instruction a capture to fold the last address in. */
 extern const uint64_t hwt_unwind_key_constants[2]; /* seed, odd multiplier */
 #define HWT_UNWIND_KEY_SEED (hwt_unwind_key_constants[0])
 #if defined(__aarch64__)
@@ -75,18 +75,10 @@ static inline uint64_t hwt_unwind_key_mix(uint64_t key, uintptr_t pc, uint64_t m
 {
     return key * mul + pc;
 }
-static inline uint64_t hwt_unwind_key_end(uint64_t key)
-{
-    return key ^ key << 56;
-}
 #else
 static inline uint64_t hwt_unwind_key_mix(uint64_t key, uintptr_t pc, uint64_t mul)
 {
     return (key ^ pc) * mul;
-}
-static inline uint64_t hwt_unwind_key_end(uint64_t key)
-{
-    return key;
 }
 #endif
 static inline uint64_t hwt_unwind_key_step(uint64_t key, uintptr_t pc)
@@ -95,7 +87,7 @@ static inline uint64_t hwt_unwind_key_step(uint64_t key, uintptr_t pc)
 }
 
 /* Mixes into *key the return addresses of the frame records from fp on, up to max of
- * them, while each record is above the last and at most hi - 16: the walk of
+ * them, while each record is above the last and at most last: the walk of
  * hwt_unwind_caller_key. It mixes them as they are on the stack, as hwt_unwind_caller's
  * key does (so both give one stack the same key; with pointer authentication a call
  * site's key depends on its stack pointer, which only costs cache misses), and does not
@@ -103,17 +95,16 @@ static inline uint64_t hwt_unwind_key_step(uint64_t key, uintptr_t pc)
  * and takes the general path. The first record, which no link vouches for, counts only
  * when the word it holds for the next record is 0 or a record above it (hwt_unwind_caller
  * checks it alike). Returns the number of records. fp must be a record of the calling
- * thread inside [lo, hi - 16]. A record's two words are read together; they need not be
+ * thread inside [lo, last]. A record's two words are read together; they need not be
  * aligned (user memory of the stack mapping either way). pcs: NULL, or where the walk
  * also stores each record's return address without authentication code (room for max).
  * next: NULL, or where to put the record after the last one walked when the walk stopped
  * at max with more to come (checked as the walk checks its links), else 0. */
 static inline __attribute__((always_inline)) unsigned
-hwt_unwind_walk_key(uintptr_t fp, uintptr_t hi, unsigned max, uint64_t mul, uint64_t *key,
+hwt_unwind_walk_key(uintptr_t fp, uintptr_t last, unsigned max, uint64_t mul, uint64_t *key,
                     uintptr_t *pcs, uintptr_t *next)
 {
     uint64_t k = *key;
-    uintptr_t last = hi - 2 * sizeof(uintptr_t);
     unsigned n = 0;
     if (next != NULL)
         *next = 0;
@@ -156,46 +147,51 @@ unsigned hwt_unwind_count_more(uintptr_t fp, uintptr_t last);
 
 /* The key of the stack from c (of max frames at most), for the allocation fast paths'
  * stack caches: c.pc, then the records from c.fp when it lies in the thread's stack
- * [lo, lo + room), room = hi - 16 - lo. Returns the number of frames. constants: a copy
- * of hwt_unwind_key_constants the caller has at hand. pcs: NULL (the fast paths), or room
- * for max frames, where the walk also stores the stack the key is of as hwt_unwind_caller
+ * [lo, last), last = hi - 16 (the highest record). Returns the number of frames.
+ * constants: a copy of hwt_unwind_key_constants the caller has at hand. pcs: NULL (the fast paths),
+ * or room for max frames, where the walk also stores the stack the key is of as hwt_unwind_caller
  * would (addresses without authentication code, up to the first zero one), and *stored
  * their count: for a miss of the cache, without hwt_unwind_caller's look-up of the stack's
  * bounds and its checks at each frame; and *more the frames past max (those of a stack
  * cut at its first zero address are not counted). */
 static inline __attribute__((always_inline)) unsigned
-hwt_unwind_caller_walk(struct hwt_caller c, uintptr_t lo, uintptr_t room, unsigned max,
+hwt_unwind_caller_walk(struct hwt_caller c, uintptr_t lo, uintptr_t last, unsigned max,
                        const uint64_t *constants, uint64_t *key, uintptr_t *pcs, unsigned *stored,
                        unsigned *more)
 {
-    uint64_t k = hwt_unwind_key_mix(constants[0], c.pc, constants[1]);
+    /* both in one load pair (GCC loaded them one by one in some copies) */
+    uint64_t seed, mul;
+    hwt_arch_load_pair(constants, &seed, &mul);
+    uint64_t k = hwt_unwind_key_mix(seed, c.pc, mul);
     unsigned n = 1;
     uintptr_t next = 0;
     if (pcs != NULL)
         pcs[0] = c.pc & HWT_UNWIND_PC_MASK;
-    if (__builtin_expect(c.fp - lo < room, 1)) {
-        n += hwt_unwind_walk_key(c.fp, lo + room + 2 * sizeof(uintptr_t), max - 1, constants[1], &k,
-                                 pcs == NULL ? NULL : pcs + 1, pcs == NULL ? NULL : &next);
+    /* two compares, where one of c.fp - lo with a kept room took a subtraction, and the
+     * walk's bound an addition */
+    if (__builtin_expect(c.fp >= lo && c.fp < last, 1)) {
+        n += hwt_unwind_walk_key(c.fp, last, max - 1, mul, &k, pcs == NULL ? NULL : pcs + 1,
+                                 pcs == NULL ? NULL : &next);
         if (pcs != NULL && max == 1)
             next = c.fp;
     }
-    *key = hwt_unwind_key_end(k);
+    *key = k;
     if (pcs != NULL) { /* the stack ends at its first zero address, as hwt_unwind_caller's */
         unsigned i = 0;
         while (i < n && pcs[i] != 0)
             i++;
         *stored = i;
-        *more = i == max ? hwt_unwind_count_more(next, lo + room) : 0;
+        *more = i == max ? hwt_unwind_count_more(next, last) : 0;
     }
     return n;
 }
 
 /* hwt_unwind_caller_walk for the key alone (the fast paths). */
 static inline __attribute__((always_inline)) unsigned
-hwt_unwind_caller_key(struct hwt_caller c, uintptr_t lo, uintptr_t room, unsigned max,
+hwt_unwind_caller_key(struct hwt_caller c, uintptr_t lo, uintptr_t last, unsigned max,
                       const uint64_t *constants, uint64_t *key)
 {
-    return hwt_unwind_caller_walk(c, lo, room, max, constants, key, NULL, NULL, NULL);
+    return hwt_unwind_caller_walk(c, lo, last, max, constants, key, NULL, NULL, NULL);
 }
 
 /* The stack of the interrupted code: pcs[0] is the faulting pc. ucontext is the

@@ -172,10 +172,9 @@ struct hwt_tcache *hwt_tcache_create(void)
         hi - lo > 2 * sizeof(uintptr_t)) {
         tc->stack_lo = lo;
         tc->stack_last = hi - 2 * sizeof(uintptr_t);
-        tc->stack_room = tc->stack_last - lo;
     } else {
         /* no frame pointer is ever inside: the general walk runs */
-        tc->stack_lo = tc->stack_room = tc->stack_last = 0;
+        tc->stack_lo = tc->stack_last = 0;
     }
     tc->stack_key_constants[1] = hwt_unwind_key_constants[1];
     tc->tail_key = hwt_tail_key;

@@ -57,10 +57,10 @@ struct hwt_tcache {
      * load with no address formed for it; then the first way of the stack cache, whose
      * entry (key and id) is then one load pair at the set's address. */
     struct hwt_history_cursor history; /* this thread's entries of the history ring */
-    /* The thread's stack mapping, where its frame records are: [stack_lo, stack_last + 16),
-     * stack_room = stack_last - stack_lo (kept so the fast path's check is one compare);
-     * an empty range (all 0) when unknown. */
-    uintptr_t stack_lo, stack_room, stack_last;
+    /* The thread's stack mapping, where its frame records are: [stack_lo, stack_last + 16);
+     * an empty range (both 0) when unknown. One load pair. */
+    uintptr_t stack_lo, stack_last;
+    uintptr_t unused; /* keeps the stack cache on 16 bytes, where a load pair reads an entry */
     /* this cache's key seed (tcache.c), hwt_unwind_key_constants[1]: one load pair away */
     uint64_t stack_key_constants[2];
     struct hwt_tail_key tail_key; /* hwt_tail_key, one load pair away */
@@ -104,10 +104,14 @@ _Static_assert(__builtin_offsetof(struct hwt_tcache, stacks) <= 504 &&
 _Static_assert(__builtin_offsetof(struct hwt_tcache, bins[HWT_NUM_CLASSES]) <= 16380,
                "a bin's count is a 32-bit load's offset away");
 
-/* The set of tc's stack cache where a stack of key is kept: the key's top bits. */
+/* The set of tc's stack cache where a stack of key is kept: key bits 4-12 (unwind.h), so
+ * that the set's offset in bytes is one AND of the key (an entry is 16 bytes). */
+#define HWT_TCACHE_STACK_SET_SHIFT 4u
 static inline unsigned hwt_tcache_stack_set(uint64_t key)
 {
-    return (unsigned)(key >> (64 - HWT_TCACHE_STACK_SET_BITS));
+    _Static_assert(sizeof(struct hwt_tcache_stack) == 1u << HWT_TCACHE_STACK_SET_SHIFT,
+                   "the set's bits are its offset");
+    return (unsigned)(key >> HWT_TCACHE_STACK_SET_SHIFT) & (HWT_TCACHE_STACK_SETS - 1);
 }
 
 /* Depot id of the stack of key in tc's stack cache; false when it holds none. The first

@@ -18,11 +18,12 @@
 
 static struct hwt_tcache tc; /* zeroed: an empty stack cache */
 
-/* A stack key (nonzero, as hwt_unwind_key_end makes them but for odds of 2^-64) in set
- * `set`, told apart by n. */
+/* A stack key (nonzero, as the walk makes them but for odds of 2^-64) in set `set`, told
+ * apart by n. */
 static uint64_t key_in(unsigned set, uint64_t n)
 {
-    return (uint64_t)set << (64 - HWT_TCACHE_STACK_SET_BITS) | n << 1 | 1;
+    return n << (HWT_TCACHE_STACK_SET_SHIFT + HWT_TCACHE_STACK_SET_BITS) |
+           (uint64_t)set << HWT_TCACHE_STACK_SET_SHIFT | 1;
 }
 
 static void test_two_stacks_of_one_set_both_stay(void **state)
@@ -71,7 +72,7 @@ static void *new_cache_bounds(void *arg)
     struct hwt_tcache *c = hwt_tcache_create();
     assert_non_null(c);
     room[0] = c->stack_lo;
-    room[1] = c->stack_room;
+    room[1] = c->stack_last - c->stack_lo;
     hwt_tcache_exit(c);
     return NULL;
 }

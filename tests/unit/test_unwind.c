@@ -205,7 +205,7 @@ __attribute__((noipa)) static void key_leaf(struct keys *k)
     assert_true(r.fp == fp);
     assert_true(pc_in(r.pc, (void (*)(void))key_leaf, "key_leaf"));
 #endif
-    k->walk_n = hwt_unwind_caller_key(c, lo, hi - 2 * sizeof(uintptr_t) - lo, KEY_FRAMES,
+    k->walk_n = hwt_unwind_caller_key(c, lo, hi - 2 * sizeof(uintptr_t), KEY_FRAMES,
                                       hwt_unwind_key_constants, &k->walk);
     k->fast_n = hwt_unwind_caller(c, pcs, KEY_FRAMES, HWT_UNWIND_KEY_SEED, &k->fast, NULL);
     keep_frame();
@@ -362,7 +362,7 @@ static unsigned fake_chain(unsigned at, uintptr_t next, uintptr_t pc, uint64_t *
     rec[2 * at + 1] = pc;
     assert_true(hwt_unwind_stack_bounds((uintptr_t)rec, &lo, &hi));
     struct hwt_caller c = {0x400090, (uintptr_t)rec};
-    unsigned walk_n = hwt_unwind_caller_key(c, lo, hi - 2 * sizeof(uintptr_t) - lo, KEY_FRAMES,
+    unsigned walk_n = hwt_unwind_caller_key(c, lo, hi - 2 * sizeof(uintptr_t), KEY_FRAMES,
                                             hwt_unwind_key_constants, &walk);
     unsigned n = hwt_unwind_caller(c, pcs, KEY_FRAMES, HWT_UNWIND_KEY_SEED, key, NULL);
     assert_int_equal(walk_n, n);
@@ -389,12 +389,12 @@ static void test_stored_walk_matches_capture(void **state)
         rec[4] = 0;
         rec[5] = 0x4000c0;
         assert_true(hwt_unwind_stack_bounds((uintptr_t)rec, &lo, &hi));
-        uintptr_t room = hi - 2 * sizeof(uintptr_t) - lo;
+        uintptr_t last = hi - 2 * sizeof(uintptr_t);
         struct hwt_caller c = {0x400090, (uintptr_t)rec};
         unsigned n = hwt_unwind_caller(c, pcs, KEY_FRAMES, HWT_UNWIND_KEY_SEED, &key, NULL);
-        unsigned walk_n = hwt_unwind_caller_walk(c, lo, room, KEY_FRAMES, hwt_unwind_key_constants,
+        unsigned walk_n = hwt_unwind_caller_walk(c, lo, last, KEY_FRAMES, hwt_unwind_key_constants,
                                                  &walk, got, &stored, &more);
-        hwt_unwind_caller_key(c, lo, room, KEY_FRAMES, hwt_unwind_key_constants, &fast);
+        hwt_unwind_caller_key(c, lo, last, KEY_FRAMES, hwt_unwind_key_constants, &fast);
         assert_int_equal(n, zero ? 2 : 4);
         assert_int_equal(stored, n);
         assert_memory_equal(got, pcs, n * sizeof(uintptr_t));
@@ -418,12 +418,12 @@ static void test_cut_stack_counts_the_rest(void **state)
         rec[2 * i + 1] = 0x400100 + 0x10 * i;
     }
     assert_true(hwt_unwind_stack_bounds((uintptr_t)rec, &lo, &hi));
-    uintptr_t room = hi - 2 * sizeof(uintptr_t) - lo;
+    uintptr_t last = hi - 2 * sizeof(uintptr_t);
     struct hwt_caller c = {0x400090, (uintptr_t)rec};
     /* 7 frames: c.pc and the 6 records; 3 kept */
     unsigned n = hwt_unwind_caller(c, pcs, 3, HWT_UNWIND_KEY_SEED, &key, &more_caller);
-    hwt_unwind_caller_walk(c, lo, room, 3, hwt_unwind_key_constants, &walk, got, &stored, &more);
-    hwt_unwind_caller_key(c, lo, room, 3, hwt_unwind_key_constants, &fast);
+    hwt_unwind_caller_walk(c, lo, last, 3, hwt_unwind_key_constants, &walk, got, &stored, &more);
+    hwt_unwind_caller_key(c, lo, last, 3, hwt_unwind_key_constants, &fast);
     assert_int_equal(n, 3);
     assert_int_equal(stored, 3);
     assert_int_equal(more_caller, 4);
