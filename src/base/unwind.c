@@ -252,7 +252,7 @@ unsigned hwt_unwind_caller(struct hwt_caller c, uintptr_t *pcs, unsigned max, ui
             n = walk_records(c.fp, here + 1, r, pcs, n, max, 0, &k, more);
     }
     if (key != NULL)
-        *key = k;
+        *key = hwt_unwind_key_end(k);
     return n;
 }
 

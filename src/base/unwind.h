@@ -58,16 +58,19 @@ bool hwt_unwind_stack_bounds(uintptr_t addr, uintptr_t *lo, uintptr_t *hi);
 
 /* Key of a stack in the per-thread stack caches: a 64-bit hash of its return addresses,
  * mixed in as they are walked (a stack one frame longer mixes one more in, so the number
- * needs no mixing of its own); bits of it pick the cache set (hwt_tcache_stack_set).
- * A collision (a wrong stack in a report) has odds of 2^-64 a pair. A key of 0 matches an empty
- * cache entry (all zero) with the same odds, and gives id 0, no stack: not worth an instruction a
- * capture to make keys odd. The two constants are read from memory: one load where building them
- * takes eight instructions. On aarch64 an address costs one multiply-add, key * mul + pc (an
- * instruction fewer a frame of the fast paths' walk than a multiply of key ^ pc); x86_64 has no
- * multiply-add: there (key ^ pc) * mul. Either way a key bit depends on the bits at and below it of
- * every address, so the set is picked by low bits (4-12), where call sites differ: the
- * last address, which the multiply-add adds unmultiplied, counts there too. Top bits
- * (taken before) needed one more instruction a capture to fold the last address in. */
+ * needs no mixing of its own); its top bits pick the cache set (hwt_tcache_stack_set).
+ * A collision (a wrong stack in a report) has odds of 2^-64 a pair. A key of 0 matches an
+ * empty cache entry (all zero) with the same odds, and gives id 0, no stack: not worth an
+ * instruction a capture to make keys odd. The two constants are read from memory: one load
+ * where building them takes eight instructions. On aarch64 an address costs one
+ * multiply-add, key * mul + pc (an instruction fewer a frame of the fast paths' walk than a
+ * multiply of key ^ pc). The last address is then not multiplied, so the end folds the low
+ * byte, where it differs from a neighbour call site's, into the top byte (one instruction;
+ * a final multiply cost one at each frame, as the compiler computed it ahead for each of
+ * the walk's ways out). The set from the low bits instead (bits 4-12, no fold) cost more
+ * than it saved: the whole-program instructions of bash and sed grew by 3 and 2%, from
+ * stacks the cache then missed. x86_64 has no multiply-add: there (key ^ pc) * mul, which
+ * mixes the last address itself, so the end has nothing to fold. */
 extern const uint64_t hwt_unwind_key_constants[2]; /* seed, odd multiplier */
 #define HWT_UNWIND_KEY_SEED (hwt_unwind_key_constants[0])
 #if defined(__aarch64__)
@@ -75,10 +78,18 @@ static inline uint64_t hwt_unwind_key_mix(uint64_t key, uintptr_t pc, uint64_t m
 {
     return key * mul + pc;
 }
+static inline uint64_t hwt_unwind_key_end(uint64_t key)
+{
+    return key ^ key << 56;
+}
 #else
 static inline uint64_t hwt_unwind_key_mix(uint64_t key, uintptr_t pc, uint64_t mul)
 {
     return (key ^ pc) * mul;
+}
+static inline uint64_t hwt_unwind_key_end(uint64_t key)
+{
+    return key;
 }
 #endif
 static inline uint64_t hwt_unwind_key_step(uint64_t key, uintptr_t pc)
@@ -175,7 +186,7 @@ hwt_unwind_caller_walk(struct hwt_caller c, uintptr_t lo, uintptr_t last, unsign
         if (pcs != NULL && max == 1)
             next = c.fp;
     }
-    *key = k;
+    *key = hwt_unwind_key_end(k);
     if (pcs != NULL) { /* the stack ends at its first zero address, as hwt_unwind_caller's */
         unsigned i = 0;
         while (i < n && pcs[i] != 0)

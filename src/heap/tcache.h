@@ -104,14 +104,10 @@ _Static_assert(__builtin_offsetof(struct hwt_tcache, stacks) <= 504 &&
 _Static_assert(__builtin_offsetof(struct hwt_tcache, bins[HWT_NUM_CLASSES]) <= 16380,
                "a bin's count is a 32-bit load's offset away");
 
-/* The set of tc's stack cache where a stack of key is kept: key bits 4-12 (unwind.h), so
- * that the set's offset in bytes is one AND of the key (an entry is 16 bytes). */
-#define HWT_TCACHE_STACK_SET_SHIFT 4u
+/* The set of tc's stack cache where a stack of key is kept: the key's top bits. */
 static inline unsigned hwt_tcache_stack_set(uint64_t key)
 {
-    _Static_assert(sizeof(struct hwt_tcache_stack) == 1u << HWT_TCACHE_STACK_SET_SHIFT,
-                   "the set's bits are its offset");
-    return (unsigned)(key >> HWT_TCACHE_STACK_SET_SHIFT) & (HWT_TCACHE_STACK_SETS - 1);
+    return (unsigned)(key >> (64 - HWT_TCACHE_STACK_SET_BITS));
 }
 
 /* Depot id of the stack of key in tc's stack cache; false when it holds none. The first

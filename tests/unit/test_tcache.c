@@ -18,12 +18,11 @@
 
 static struct hwt_tcache tc; /* zeroed: an empty stack cache */
 
-/* A stack key (nonzero, as the walk makes them but for odds of 2^-64) in set `set`, told
- * apart by n. */
+/* A stack key (nonzero, as hwt_unwind_key_end makes them but for odds of 2^-64) in set
+ * `set`, told apart by n. */
 static uint64_t key_in(unsigned set, uint64_t n)
 {
-    return n << (HWT_TCACHE_STACK_SET_SHIFT + HWT_TCACHE_STACK_SET_BITS) |
-           (uint64_t)set << HWT_TCACHE_STACK_SET_SHIFT | 1;
+    return (uint64_t)set << (64 - HWT_TCACHE_STACK_SET_BITS) | n << 1 | 1;
 }
 
 static void test_two_stacks_of_one_set_both_stay(void **state)
