@@ -161,10 +161,11 @@ static inline __attribute__((always_inline)) void mte_tag_range_on(uintptr_t p, 
 {
     size_t size = end - p;
     if (size <= 4 * HWT_GRANULE) {
-        /* the common small object, no loop: from two granules on, two ST2G, the first at p
-         * and the last ending at end, which meet or overlap (both write p's tag): one
-         * compare where telling 2, 3 and 4 granules apart took three */
-        if (size >= 2 * HWT_GRANULE) {
+        /* the common small object, no loop: past two granules, two ST2G, the first at p
+         * and the last ending at end, which meet or overlap (both write p's tag); two
+         * granules, one ST2G (a tag store is a helper call under QEMU); one, an STG. One
+         * compare tells them apart where telling 2, 3 and 4 granules apart took three */
+        if (size > 2 * HWT_GRANULE) {
             if (zero) {
                 MTE_TAG_AT("stz2g", p, 0);
                 MTE_TAG_AT("stz2g", end, -32);
@@ -172,6 +173,11 @@ static inline __attribute__((always_inline)) void mte_tag_range_on(uintptr_t p, 
                 MTE_TAG_AT("st2g", p, 0);
                 MTE_TAG_AT("st2g", end, -32);
             }
+        } else if (size == 2 * HWT_GRANULE) {
+            if (zero)
+                MTE_TAG_AT("stz2g", p, 0);
+            else
+                MTE_TAG_AT("st2g", p, 0);
         } else if (size != 0) {
             if (zero)
                 MTE_TAG_AT("stzg", p, 0);
