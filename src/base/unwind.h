@@ -128,8 +128,11 @@ hwt_unwind_walk_key(uintptr_t fp, uintptr_t last, unsigned max, uint64_t mul, ui
         } record;
         __builtin_memcpy(&record, (const void *)fp, sizeof(record));
         /* the next record above this one (strictly: no loops, whatever the chain holds) and
-         * inside the stack; records cannot overlap in real code, so the walk need not say so */
-        bool more = record.next > fp && record.next <= last;
+         * inside the stack; records cannot overlap in real code, so the walk need not say so.
+         * Both compared with no branch between (&, not &&): for the first record GCC split
+         * them, to skip the test of a zero link on the second's failure, two instructions
+         * more a capture than a compare and a conditional compare */
+        bool more = (record.next > fp) & (record.next <= last);
         /* The first is only where the caller's frame pointer points; the others are reached
          * through a record's link. When it holds neither 0 nor a record above it for the
          * next, it is no record (code built without frame pointers keeps data in that
