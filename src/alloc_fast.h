@@ -35,7 +35,7 @@ static inline __attribute__((always_inline)) unsigned hwt_alloc_stack_depth(unsi
 /* Depot id of the stack from c: a walk of the thread's own stack that only hashes, then
  * the thread's stack cache. False (a miss) when the general path must capture it. */
 static inline __attribute__((always_inline)) bool
-hwt_alloc_fast_stack(const struct hwt_tcache *tc, struct hwt_caller c, unsigned depth, uint32_t *id)
+hwt_alloc_fast_stack(const struct hwt_tcache *tc, struct hwt_caller c, unsigned depth, uint64_t *id)
 {
     uint64_t key;
     hwt_unwind_caller_key(c, tc->stack_lo, tc->stack_last, depth, tc->stack_key_constants, &key);
@@ -76,7 +76,7 @@ hwt_alloc_fast_caller(unsigned flags, struct hwt_caller c)
  * general path. The caller is formed again there, not kept across the walk: from the
  * registers, which a leaf entry point leaves alone, or c, which the general path takes. */
 static inline __attribute__((always_inline)) bool
-hwt_alloc_fast_stack_of(struct hwt_tcache *tc, unsigned how, struct hwt_caller c, uint32_t *id)
+hwt_alloc_fast_stack_of(struct hwt_tcache *tc, unsigned how, struct hwt_caller c, uint64_t *id)
 {
     unsigned depth = hwt_alloc_stack_depth(how & ~HWT_ALLOC_CALLER_REGS);
     if (likely(hwt_alloc_fast_stack(tc, hwt_alloc_fast_caller(how, c), depth, id)))
@@ -181,7 +181,7 @@ hwt_alloc_fast_malloc_with(struct hwt_thread_state *self, struct hwt_tcache *tc,
     uint32_t n = bin->count;
     bool tagged = HWTAG_MTE && (flags & HWT_TCACHE_MTE);
     bool history = hwt_alloc_fast_history(flags);
-    uint32_t stack = 0;
+    uint64_t stack = 0;
     void *p = NULL;
     if (unlikely(n == 0) || (history && unlikely(tc->history.next == tc->history.end)) ||
         ((flags & HWT_TCACHE_STACK) && !hwt_alloc_fast_stack_of(tc, how, c, &stack)))
@@ -242,7 +242,7 @@ hwt_alloc_fast_free_with(struct hwt_thread_state *self, struct hwt_tcache *tc, v
         mte_tco_set_on();
     bool tagged = HWTAG_MTE && (flags & HWT_TCACHE_MTE);
     bool ok = false;
-    uint32_t stack = 0;
+    uint64_t stack = 0;
     uint64_t w = 0;
     size_t requested = 0;
     struct hwt_slot *slot = NULL;

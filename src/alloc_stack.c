@@ -22,9 +22,9 @@ uint32_t hwt_alloc_stack_id(struct hwt_tcache *tc, const uintptr_t *pcs, unsigne
 {
     if (unlikely(!hwt_tcache_live(tc)))
         return hwt_stackdepot_put_cached(NULL, (uint32_t)hwt_os_gettid(), pcs, n, more);
-    uint32_t id;
+    uint64_t id;
     if (hwt_tcache_stack_find(tc, key, &id))
-        return id;
+        return (uint32_t)id;
     return hwt_alloc_stack_add(tc, pcs, n, more, key);
 }
 

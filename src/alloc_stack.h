@@ -49,7 +49,7 @@ static inline __attribute__((always_inline)) uint32_t hwt_alloc_stack_capture(st
     unsigned depth = hwt_opts.stack_depth;
     uint64_t key;
     unsigned n, more;
-    uint32_t id;
+    uint64_t id;
     if (likely(hwt_tcache_live(tc))) {
         /* A fast path of this call has just walked and missed (hwt_alloc_fast_stack_missed):
          * straight to the walk that stores. Taken once: a later call from the same frame
@@ -63,7 +63,7 @@ static inline __attribute__((always_inline)) uint32_t hwt_alloc_stack_capture(st
         if (!missed && (depth == HWT_STACK_DEFAULT_DEPTH
                             ? hwt_alloc_fast_stack(tc, c, HWT_STACK_DEFAULT_DEPTH, &id)
                             : hwt_alloc_fast_stack(tc, c, depth, &id)))
-            return id;
+            return (uint32_t)id;
         if (likely(c.fp >= tc->stack_lo && c.fp < tc->stack_last)) {
             /* the key the fast walk just missed with: no second look in the cache */
             hwt_unwind_caller_walk(c, tc->stack_lo, tc->stack_last, depth, tc->stack_key_constants,

@@ -111,18 +111,19 @@ static inline unsigned hwt_tcache_stack_set(uint64_t key)
 }
 
 /* Depot id of the stack of key in tc's stack cache; false when it holds none. The first
- * way first: it holds the set's newest stack. */
+ * way first: it holds the set's newest stack. 64 bits as the entry keeps it (ids are below
+ * 2^HWT_STACKDEPOT_ID_BITS): free shifts it into its slot word with no zero-extension. */
 static inline __attribute__((always_inline)) bool hwt_tcache_stack_find(const struct hwt_tcache *tc,
-                                                                        uint64_t key, uint32_t *id)
+                                                                        uint64_t key, uint64_t *id)
 {
     unsigned set = hwt_tcache_stack_set(key);
     /* key and id in one load pair */
     struct hwt_tcache_stack first = tc->stacks[set];
     if (likely(first.key == key)) {
-        *id = (uint32_t)first.id;
+        *id = first.id;
         return true;
     }
-    *id = (uint32_t)tc->stacks_older[set].id;
+    *id = tc->stacks_older[set].id;
     return tc->stacks_older[set].key == key;
 }
 

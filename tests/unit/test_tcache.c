@@ -30,7 +30,7 @@ static void test_two_stacks_of_one_set_both_stay(void **state)
     (void)state;
     memset(&tc, 0, sizeof(tc));
     uint64_t a = key_in(5, 1), b = key_in(5, 2);
-    uint32_t id = 0;
+    uint64_t id = 0;
     assert_false(hwt_tcache_stack_find(&tc, a, &id));
     hwt_tcache_stack_put(&tc, a, 11);
     hwt_tcache_stack_put(&tc, b, 22);
@@ -48,7 +48,7 @@ static void test_third_stack_evicts_the_oldest(void **state)
     (void)state;
     memset(&tc, 0, sizeof(tc));
     uint64_t a = key_in(9, 1), b = key_in(9, 2), c = key_in(9, 3), other = key_in(10, 1);
-    uint32_t id = 0;
+    uint64_t id = 0;
     hwt_tcache_stack_put(&tc, other, 99);
     hwt_tcache_stack_put(&tc, a, 11);
     hwt_tcache_stack_put(&tc, b, 22);
@@ -149,7 +149,7 @@ static void *fast_path_finds_general_capture(void *arg)
     struct hwt_caller caller = {.pc = (uintptr_t)call_site + 4, .fp = 0};
     uint32_t captured = hwt_alloc_stack_capture(c, caller);
     assert_true(captured != 0);
-    uint32_t id = 0;
+    uint64_t id = 0;
     found[0] = hwt_alloc_fast_stack(c, caller, HWT_STACK_DEFAULT_DEPTH, &id);
     found[1] = id == captured;
     hwt_tcache_exit(c);
