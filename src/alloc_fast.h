@@ -353,6 +353,7 @@ static inline __attribute__((always_inline)) void *
 hwt_alloc_fast_malloc(size_t size, bool zero, struct hwt_caller c, unsigned regs)
 {
     struct hwt_thread_state *self = &hwt_self;
+    hwt_arch_tls_kept(self);
     if (unlikely(size > HWT_SMALL_MAX))
         return NULL;
     /* a gate that lets a copy in has no HWT_TCACHE_NONE: tc is a cache */
@@ -375,6 +376,7 @@ static inline __attribute__((always_inline)) bool
 hwt_alloc_fast_free(void *ptr, struct hwt_caller c, unsigned regs)
 {
     struct hwt_thread_state *self = &hwt_self;
+    hwt_arch_tls_kept(self);
     uint64_t gate = self->gate; /* as hwt_alloc_fast_malloc's */
     struct hwt_tcache *tc = self->tc;
     if (likely(gate == 0))
