@@ -60,7 +60,6 @@ struct hwt_tcache {
     /* The thread's stack mapping, where its frame records are: [stack_lo, stack_last + 16);
      * an empty range (both 0) when unknown. One load pair. */
     uintptr_t stack_lo, stack_last;
-    uintptr_t unused; /* keeps the stack cache on 16 bytes, where a load pair reads an entry */
     /* this cache's key seed (tcache.c), hwt_unwind_key_constants[1]: one load pair away */
     uint64_t stack_key_constants[2];
     struct hwt_tail_key tail_key; /* hwt_tail_key, one load pair away */
@@ -82,7 +81,7 @@ struct hwt_tcache {
     struct hwt_tcache_stack {
         uint64_t key;
         uint64_t id;
-    } stacks[HWT_TCACHE_STACK_SETS];
+    } _Alignas(16) stacks[HWT_TCACHE_STACK_SETS]; /* on 16 bytes: a set is one load pair */
     struct hwt_tcache_bin bins[HWT_NUM_CLASSES];
     struct hwt_counters counters;       /* written only by the owning thread */
     struct hwt_large_stash large_stash; /* its last freed untagged large mappings */

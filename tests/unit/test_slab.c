@@ -571,6 +571,66 @@ static void test_neighbours_get_different_tags(void **state)
         free_object(ptrs[i]);
 }
 
+/* Frees a live object of a slot the test keeps (not given back). */
+static void release_kept(void *p)
+{
+    struct hwt_span *s = NULL;
+    uint32_t idx = 0;
+    assert_int_equal(hwt_slab_check(p, &s, &idx), HWT_FREE_OK);
+    assert_int_equal(hwt_slot_release(s, idx, FREE_STACK), mte_untag(p));
+}
+
+/* A slot made live again and again, with a live neighbour: its tag is never the
+ * neighbour's. */
+static void expect_tag_apart_from(uintptr_t addr, unsigned neighbour_tag)
+{
+    for (int round = 0; round < 64; round++) {
+        void *p = hwt_slot_prepare(addr, 32, false, ALLOC_STACK);
+        assert_int_not_equal(mte_ptr_tag(p), neighbour_tag);
+        release_kept(p);
+    }
+}
+
+/* The last slot of one span and the first of the next, side by side: each one's tag pick
+ * meets a guard word on that side and reads the other span's slot word instead (slot.h),
+ * so the two never share a tag either. */
+static void test_neighbours_across_a_span_edge_get_different_tags(void **state)
+{
+    (void)state;
+    if (!hwt_mte_active)
+        skip();
+    unsigned cls = hwt_size_class_of(32);
+    enum { N = 4096 }; /* 8 spans' worth of 16 KiB */
+    static uintptr_t slots[N];
+    unsigned n = 0;
+    while (n < N) {
+        unsigned got = take_addrs(cls, slots + n, 1024);
+        assert_int_equal(got, 1024);
+        n += got;
+    }
+    uintptr_t last = 0, first = 0;
+    for (unsigned i = 0; i < n && first == 0; i++)
+        for (unsigned j = 0; j < n; j++)
+            if (slots[j] == slots[i] + 32 &&
+                hwt_slab_span_of(slots[j]) != hwt_slab_span_of(slots[i])) {
+                last = slots[i];
+                first = slots[j];
+                break;
+            }
+    if (first == 0)
+        fail_msg("no two spans of 32-byte slots side by side among %u slots", n);
+    /* the right side: the next span's first slot live, the last one made live again */
+    void *right = hwt_slot_prepare(first, 32, false, ALLOC_STACK);
+    expect_tag_apart_from(last, mte_ptr_tag(right));
+    release_kept(right);
+    /* the left side */
+    void *left = hwt_slot_prepare(last, 32, false, ALLOC_STACK);
+    expect_tag_apart_from(first, mte_ptr_tag(left));
+    release_kept(left);
+    for (unsigned i = 0; i < n; i += 1024)
+        give_addrs(cls, slots + i, 1024);
+}
+
 static void test_reused_slot_never_gets_its_old_tag(void **state)
 {
     (void)state;
@@ -723,6 +783,7 @@ int main(void)
         cmocka_unit_test(test_lookup_describes_live_and_freed_objects),
         cmocka_unit_test(test_lookup_neighbor_walks_the_span),
         cmocka_unit_test(test_neighbours_get_different_tags),
+        cmocka_unit_test(test_neighbours_across_a_span_edge_get_different_tags),
         cmocka_unit_test(test_reused_slot_never_gets_its_old_tag),
         cmocka_unit_test(test_churning_class_keeps_its_peak_of_spans),
         cmocka_unit_test(test_churning_class_keeps_a_bounded_peak),
