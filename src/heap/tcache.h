@@ -78,10 +78,11 @@ struct hwt_tcache {
      * times slower. The first way (stacks, the set's newest) here, the second
      * (stacks_older) after the bins, which stay within reach of a 32-bit load's offset.
      * Cleared when the tid changes (fork). */
-    struct hwt_tcache_stack {
+    /* on 16 bytes: a set is one load pair */
+    _Alignas(16) struct hwt_tcache_stack {
         uint64_t key;
         uint64_t id;
-    } _Alignas(16) stacks[HWT_TCACHE_STACK_SETS]; /* on 16 bytes: a set is one load pair */
+    } stacks[HWT_TCACHE_STACK_SETS];
     struct hwt_tcache_bin bins[HWT_NUM_CLASSES];
     struct hwt_counters counters;       /* written only by the owning thread */
     struct hwt_large_stash large_stash; /* its last freed untagged large mappings */
