@@ -42,6 +42,21 @@ hwt_alloc_fast_stack(const struct hwt_tcache *tc, struct hwt_caller c, unsigned 
     return hwt_tcache_stack_find(tc, key, id);
 }
 
+/* hwt_alloc_fast_stack in a frameless entry point (HWT_ALLOC_CALLER_REGS), for its caller:
+ * the walk starts from the registers themselves (hwt_unwind_entry_key). */
+static inline __attribute__((always_inline)) bool
+hwt_alloc_fast_stack_regs(const struct hwt_tcache *tc, unsigned depth, uint64_t *id)
+{
+    uint64_t key;
+#if HWT_ARCH_HAVE_FRAMELESS
+    hwt_unwind_entry_key(tc->stack_lo, tc->stack_last, depth, tc->stack_key_constants, &key);
+#else
+    struct hwt_caller c = {0, 0}; /* never: no entry point is frameless here */
+    hwt_unwind_caller_key(c, tc->stack_lo, tc->stack_last, depth, tc->stack_key_constants, &key);
+#endif
+    return hwt_tcache_stack_find(tc, key, id);
+}
+
 /* hwt_alloc_fast_stack's miss, noted for the general path (hwt_alloc_stack_capture), which
  * runs next for the same call: c, the caller the walk started at. Only on the miss branch:
  * a hit pays nothing for it. */
@@ -79,7 +94,8 @@ static inline __attribute__((always_inline)) bool
 hwt_alloc_fast_stack_of(struct hwt_tcache *tc, unsigned how, struct hwt_caller c, uint64_t *id)
 {
     unsigned depth = hwt_alloc_stack_depth(how & ~HWT_ALLOC_CALLER_REGS);
-    if (likely(hwt_alloc_fast_stack(tc, hwt_alloc_fast_caller(how, c), depth, id)))
+    if ((how & HWT_ALLOC_CALLER_REGS) ? likely(hwt_alloc_fast_stack_regs(tc, depth, id))
+                                      : likely(hwt_alloc_fast_stack(tc, c, depth, id)))
         return true;
     hwt_alloc_fast_stack_missed(tc, hwt_alloc_fast_caller(how, c));
     return false;

@@ -8,6 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "arch/caller.h"
 #include "arch/opaque.h"
 
 /* Reads the first thread's stack bounds. Called once at start-up; libunwind is set up by
@@ -97,6 +98,32 @@ static inline uint64_t hwt_unwind_key_step(uint64_t key, uintptr_t pc)
     return hwt_unwind_key_mix(key, pc, hwt_unwind_key_constants[1]);
 }
 
+struct hwt_unwind_record {
+    uintptr_t next, pc;
+};
+
+/* Reads the frame record at fp (regs: at x29, in a frameless entry point, where fp is not
+ * used: arch/caller.h) into *r; returns whether its link is the next record above it
+ * (strictly: no loops, whatever the chain holds) and inside the stack, at most last.
+ * Records cannot overlap in real code, so the walk need not say so. Both compared with
+ * no branch between (&, not &&): for the first record GCC split them, to skip the test of
+ * a zero link on the second's failure, two instructions more a capture than a compare
+ * and a conditional compare. */
+static inline __attribute__((always_inline)) bool
+hwt_unwind_record_at(uintptr_t fp, bool regs, uintptr_t last, struct hwt_unwind_record *r)
+{
+#if HWT_ARCH_HAVE_FRAMELESS
+    if (regs) {
+        hwt_arch_entry_record(&r->next, &r->pc);
+        return hwt_arch_entry_link_ok(r->next, last);
+    }
+#else
+    (void)regs;
+#endif
+    __builtin_memcpy(r, (const void *)fp, sizeof(*r));
+    return (r->next > fp) & (r->next <= last);
+}
+
 /* Mixes into *key the return addresses of the frame records from fp on, up to max of
  * them, while each record is above the last and at most last: the walk of
  * hwt_unwind_caller_key. It mixes them as they are on the stack, as hwt_unwind_caller's
@@ -106,14 +133,15 @@ static inline uint64_t hwt_unwind_key_step(uint64_t key, uintptr_t pc)
  * and takes the general path. The first record, which no link vouches for, counts only
  * when the word it holds for the next record is 0 or a record above it (hwt_unwind_caller
  * checks it alike). Returns the number of records. fp must be a record of the calling
- * thread inside [lo, last]. A record's two words are read together; they need not be
+ * thread inside [lo, last]; regs: the first is at x29 instead, in a frameless entry point
+ * (hwt_unwind_record_at). A record's two words are read together; they need not be
  * aligned (user memory of the stack mapping either way). pcs: NULL, or where the walk
  * also stores each record's return address without authentication code (room for max).
  * next: NULL, or where to put the record after the last one walked when the walk stopped
  * at max with more to come (checked as the walk checks its links), else 0. */
 static inline __attribute__((always_inline)) unsigned
-hwt_unwind_walk_key(uintptr_t fp, uintptr_t last, unsigned max, uint64_t mul, uint64_t *key,
-                    uintptr_t *pcs, uintptr_t *next)
+hwt_unwind_walk_key(uintptr_t fp, bool regs, uintptr_t last, unsigned max, uint64_t mul,
+                    uint64_t *key, uintptr_t *pcs, uintptr_t *next)
 {
     uint64_t k = *key;
     unsigned n = 0;
@@ -123,16 +151,8 @@ hwt_unwind_walk_key(uintptr_t fp, uintptr_t last, unsigned max, uint64_t mul, ui
          * record checks remain in each step */
 #pragma GCC unroll 16
     for (unsigned i = 0; i < max; i++) {
-        struct {
-            uintptr_t next, pc;
-        } record;
-        __builtin_memcpy(&record, (const void *)fp, sizeof(record));
-        /* the next record above this one (strictly: no loops, whatever the chain holds) and
-         * inside the stack; records cannot overlap in real code, so the walk need not say so.
-         * Both compared with no branch between (&, not &&): for the first record GCC split
-         * them, to skip the test of a zero link on the second's failure, two instructions
-         * more a capture than a compare and a conditional compare */
-        bool more = (record.next > fp) & (record.next <= last);
+        struct hwt_unwind_record record;
+        bool more = hwt_unwind_record_at(fp, regs && i == 0, last, &record);
         /* The first is only where the caller's frame pointer points; the others are reached
          * through a record's link. When it holds neither 0 nor a record above it for the
          * next, it is no record (code built without frame pointers keeps data in that
@@ -167,24 +187,36 @@ unsigned hwt_unwind_count_more(uintptr_t fp, uintptr_t last);
  * would (addresses without authentication code, up to the first zero one), and *stored
  * their count: for a miss of the cache, without hwt_unwind_caller's look-up of the stack's
  * bounds and its checks at each frame; and *more the frames past max (those of a stack
- * cut at its first zero address are not counted). */
+ * cut at its first zero address are not counted). regs (with pcs NULL): c is not used, the
+ * caller is x30 and x29 of a frameless entry point (hwt_unwind_entry_key). */
 static inline __attribute__((always_inline)) unsigned
-hwt_unwind_caller_walk(struct hwt_caller c, uintptr_t lo, uintptr_t last, unsigned max,
-                       const uint64_t *constants, uint64_t *key, uintptr_t *pcs, unsigned *stored,
-                       unsigned *more)
+hwt_unwind_walk_from(struct hwt_caller c, bool regs, uintptr_t lo, uintptr_t last, unsigned max,
+                     const uint64_t *constants, uint64_t *key, uintptr_t *pcs, unsigned *stored,
+                     unsigned *more)
 {
     /* both in one load pair (GCC loaded them one by one in some copies) */
     uint64_t seed, mul;
     hwt_arch_load_pair(constants, &seed, &mul);
-    uint64_t k = hwt_unwind_key_mix(seed, c.pc, mul);
+    uint64_t k;
+    /* two compares, where one of c.fp - lo with a kept room took a subtraction, and the
+     * walk's bound an addition */
+    bool within;
+#if HWT_ARCH_HAVE_FRAMELESS
+    if (regs) {
+        k = hwt_arch_entry_mix_pc(seed, mul);
+        within = hwt_arch_entry_fp_within(lo, last);
+    } else
+#endif
+    {
+        k = hwt_unwind_key_mix(seed, c.pc, mul);
+        within = c.fp >= lo && c.fp < last;
+    }
     unsigned n = 1;
     uintptr_t next = 0;
     if (pcs != NULL)
         pcs[0] = c.pc & HWT_UNWIND_PC_MASK;
-    /* two compares, where one of c.fp - lo with a kept room took a subtraction, and the
-     * walk's bound an addition */
-    if (__builtin_expect(c.fp >= lo && c.fp < last, 1)) {
-        n += hwt_unwind_walk_key(c.fp, last, max - 1, mul, &k, pcs == NULL ? NULL : pcs + 1,
+    if (__builtin_expect(within, 1)) {
+        n += hwt_unwind_walk_key(c.fp, regs, last, max - 1, mul, &k, pcs == NULL ? NULL : pcs + 1,
                                  pcs == NULL ? NULL : &next);
         if (pcs != NULL && max == 1)
             next = c.fp;
@@ -200,13 +232,33 @@ hwt_unwind_caller_walk(struct hwt_caller c, uintptr_t lo, uintptr_t last, unsign
     return n;
 }
 
+static inline __attribute__((always_inline)) unsigned
+hwt_unwind_caller_walk(struct hwt_caller c, uintptr_t lo, uintptr_t last, unsigned max,
+                       const uint64_t *constants, uint64_t *key, uintptr_t *pcs, unsigned *stored,
+                       unsigned *more)
+{
+    return hwt_unwind_walk_from(c, false, lo, last, max, constants, key, pcs, stored, more);
+}
+
 /* hwt_unwind_caller_walk for the key alone (the fast paths). */
 static inline __attribute__((always_inline)) unsigned
 hwt_unwind_caller_key(struct hwt_caller c, uintptr_t lo, uintptr_t last, unsigned max,
                       const uint64_t *constants, uint64_t *key)
 {
-    return hwt_unwind_caller_walk(c, lo, last, max, constants, key, NULL, NULL, NULL);
+    return hwt_unwind_walk_from(c, false, lo, last, max, constants, key, NULL, NULL, NULL);
 }
+
+#if HWT_ARCH_HAVE_FRAMELESS
+/* hwt_unwind_caller_key in a frameless entry point, for its caller: from x30 and x29 as
+ * they are (arch/caller.h), not copied into a struct hwt_caller first. */
+static inline __attribute__((always_inline)) unsigned
+hwt_unwind_entry_key(uintptr_t lo, uintptr_t last, unsigned max, const uint64_t *constants,
+                     uint64_t *key)
+{
+    struct hwt_caller unused = {0, 0};
+    return hwt_unwind_walk_from(unused, true, lo, last, max, constants, key, NULL, NULL, NULL);
+}
+#endif
 
 /* The stack of the interrupted code: pcs[0] is the faulting pc. ucontext is the
  * third argument of an SA_SIGINFO handler. more: NULL, or where to put the number of frames
