@@ -344,11 +344,10 @@ out:
 #define HWT_ALLOC_FLAGS_NO_STACK ((HWTAG_MTE ? HWT_TCACHE_MTE : 0) | HWT_TCACHE_TAIL)
 #define HWT_ALLOC_FLAGS_DEFAULT (HWT_ALLOC_FLAGS_NO_STACK | HWT_TCACHE_STACK)
 /* The inlined copy the entry points test first after gate 0, one compare and branch ahead
- * of the other. Tagged builds: the one without stacks, whose instruction count is the
- * tight one (the default's capture costs a hundred more anyway). Native builds: the
- * default, whose time is. */
-#define HWT_ALLOC_FLAGS_FIRST (HWTAG_MTE ? HWT_ALLOC_FLAGS_NO_STACK : HWT_ALLOC_FLAGS_DEFAULT)
-#define HWT_ALLOC_FLAGS_SECOND (HWTAG_MTE ? HWT_ALLOC_FLAGS_DEFAULT : HWT_ALLOC_FLAGS_NO_STACK)
+ * of the other: the default, which most programs run. The copy without stacks pays the
+ * second compare and branch, two instructions a call. */
+#define HWT_ALLOC_FLAGS_FIRST HWT_ALLOC_FLAGS_DEFAULT
+#define HWT_ALLOC_FLAGS_SECOND HWT_ALLOC_FLAGS_NO_STACK
 /* hwt_thread_state.gate of a thread not busy with these flags (busy is the high word) */
 #define HWT_ALLOC_GATE(flags) ((uint64_t)(flags))
 
