@@ -106,9 +106,9 @@ alloc_small(struct hwt_tcache *tc, unsigned cls, size_t size, bool zero, uint32_
     struct hwt_slab_ref ref;
     if (likely(hwt_tcache_live(tc))) {
         struct hwt_tcache_bin *bin = &tc->bins[cls];
-        if (unlikely(bin->count == 0) && !hwt_tcache_refill(tc, bin, cls))
+        if (unlikely(bin->top == hwt_tcache_bin_base(tc, cls)) && !hwt_tcache_refill(tc, bin, cls))
             return NULL;
-        ref = bin->slots[--bin->count];
+        ref = *--bin->top;
     } else if (hwt_slab_take(0, cls, &ref, 1) != 1) {
         return NULL;
     }
@@ -241,9 +241,9 @@ free_small(struct hwt_tcache *tc, struct hwt_span *s, uint32_t idx, uint32_t sta
     struct hwt_slab_ref ref = {addr, &s->slots[idx]};
     if (likely(hwt_tcache_live(tc))) {
         struct hwt_tcache_bin *bin = &tc->bins[cls];
-        if (unlikely(bin->count == bin->max))
+        if (unlikely(bin->top == bin->limit))
             hwt_tcache_drain(tc, bin, cls);
-        bin->slots[bin->count++] = ref;
+        *bin->top++ = ref;
         return;
     }
     hwt_slab_give(cls, &ref, 1);

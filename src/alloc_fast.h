@@ -140,19 +140,9 @@ static inline bool hwt_alloc_fast_tco(unsigned flags)
     return hwt_alloc_fast_history(flags);
 }
 
-/* &slots[i], formed in a register the compiler cannot see into: an access to the entry is
- * then one load or store pair at that address. Indexed, GCC took the first word at
- * slots + (i << 4) and formed the address again for the second, three instructions more
- * a malloc or free. */
-static inline __attribute__((always_inline)) struct hwt_slab_ref *
-hwt_alloc_fast_entry(struct hwt_slab_ref *slots, uint32_t i)
-{
-    _Static_assert(sizeof(struct hwt_slab_ref) == 16, "an entry is 1 << 4 bytes");
-    return hwt_arch_index16(slots, i);
-}
-
-/* The bin of span s's class in tc (free): one add of the span's bin_offset, formed as
- * hwt_alloc_fast_entry forms its entry. */
+/* The bin of span s's class in tc (free): one add of the span's bin_offset, formed in a
+ * register the compiler cannot see into: the bin's two words are then one load pair at
+ * that address. */
 static inline __attribute__((always_inline)) struct hwt_tcache_bin *
 hwt_alloc_fast_bin(struct hwt_tcache *tc, const struct hwt_span *s)
 {
@@ -194,17 +184,18 @@ hwt_alloc_fast_malloc_with(struct hwt_thread_state *self, struct hwt_tcache *tc,
     uint32_t lut = classes->lut[size15 >> HWT_GRANULE_SHIFT];
     unsigned cls = HWT_LUT_CLASS(lut);
     struct hwt_tcache_bin *bin = hwt_alloc_fast_bin_of(tc, lut);
-    uint32_t n = bin->count;
+    /* the entry below top; below an empty bin's base, the all-zero one (tcache.h) */
+    struct hwt_slab_ref *top = bin->top;
+    struct hwt_slab_ref ref;
+    hwt_tcache_pop(&top, &ref);
     bool tagged = HWTAG_MTE && (flags & HWT_TCACHE_MTE);
     bool history = hwt_alloc_fast_history(flags);
     uint64_t stack = 0;
     void *p = NULL;
-    if (unlikely(n == 0) || (history && unlikely(tc->history.next == tc->history.end)) ||
+    if (unlikely(ref.addr == 0) || (history && unlikely(tc->history.next == tc->history.end)) ||
         ((flags & HWT_TCACHE_STACK) && !hwt_alloc_fast_stack_of(tc, how, c, &stack)))
         goto out;
-    /* the entry below slots + n: n - 1 is then formed once, for the count */
-    struct hwt_slab_ref ref = hwt_alloc_fast_entry(bin->slots, n)[-1];
-    bin->count = n - 1;
+    bin->top = top;
     p = hwt_slot_prepare_ref(ref, size, zero, stack, tagged,
                              (flags & HWT_TCACHE_TAIL) ? &tc->tail_key : NULL, lut,
                              &classes->bytes[cls], &tc->dc_block, history ? &tc->history : NULL);
@@ -283,19 +274,19 @@ hwt_alloc_fast_free_with(struct hwt_thread_state *self, struct hwt_tcache *tc, v
     if (HWT_ALLOC_PREFETCH_TAIL && (flags & HWT_TCACHE_TAIL))
         __builtin_prefetch((const void *)(addr + s->slot_size - 1));
     slot = &slots[idx];
-    /* its count and its max then in one load pair (indexed, two loads) */
+    /* its top and its limit then in one load pair (indexed, two loads) */
     bin = hwt_alloc_fast_bin(tc, s);
     w = __atomic_load_n(&slot->word, __ATOMIC_RELAXED);
     requested = hwt_slab_slot_requested(w);
     /* live, and tagged: the pointer's tag is the word's. One compare for both, of the
      * word's bits 0-7 (tag, two zero bits, state) with the pointer's tag */
     uint64_t live = (uint64_t)HWT_SLOT_LIVE << HWT_SLOT_STATE_SHIFT;
-    uint32_t count = bin->count;
+    struct hwt_slab_ref *top = bin->top;
     /* untagged, one bit test: a slot's own word is never HWT_SLOT_EDGE (the guard words
      * lie outside [0, nslots)), so HWT_SLOT_LIVE is the one state with its low bit set */
     _Static_assert(HWT_SLOT_LIVE == 1 && HWT_SLOT_FREED == 2 && HWT_SLOT_UNUSED == 0,
                    "the state's low bit tells live from freed and unused");
-    ok = count != bin->max &&
+    ok = top != bin->limit &&
          (tagged ? ((w ^ mte_ptr_tag(ptr)) & 0xff) == live : (w & live) != 0) &&
          (HWT_ALLOC_TAIL_AFTER_SWAP || hwt_alloc_fast_tail_ok(tc, flags, ptr, requested)) &&
          (HWT_ALLOC_FREE_STACK_FIRST || !(flags & HWT_TCACHE_STACK) ||
@@ -327,9 +318,9 @@ hwt_alloc_fast_free_with(struct hwt_thread_state *self, struct hwt_tcache *tc, v
         if (tagged && usable != 0)
             hwt_slot_tag_freed(addr, usable, s, &tc->dc_block);
         /* the bin as read before the swap (only this thread changes it, and not while
-         * busy): no reload, and one store pair at the entry's address */
-        *hwt_alloc_fast_entry(bin->slots, count) = (struct hwt_slab_ref){addr, slot};
-        bin->count = count + 1;
+         * busy): no reload, and one store pair at top */
+        hwt_tcache_push(&top, (struct hwt_slab_ref){addr, slot});
+        bin->top = top;
     }
 out:
     if (hwt_alloc_fast_tco(flags))

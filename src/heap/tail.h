@@ -65,8 +65,7 @@ hwt_tail_put(const struct hwt_tail_key *key, void *ptr, size_t requested, bool k
             p1 = (w[1] & own) | (p1 & ~own);
         }
     }
-    w[0] = p0;
-    w[1] = p1;
+    hwt_arch_store_pair(w, p0, p1);
 }
 
 static inline void hwt_tail_write(void *ptr, size_t requested, bool keep)

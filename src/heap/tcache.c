@@ -67,10 +67,10 @@ static uint32_t bin_batch(unsigned cls)
 static void flush_all(struct hwt_tcache *tc)
 {
     for (unsigned cls = 0; cls < HWT_NUM_CLASSES; cls++) {
-        struct hwt_tcache_bin *bin = &tc->bins[cls];
-        if (bin->count > 0)
-            hwt_slab_give(cls, bin->slots, bin->count);
-        bin->count = 0;
+        uint32_t n = hwt_tcache_bin_count(tc, cls);
+        if (n > 0)
+            hwt_slab_give(cls, hwt_tcache_bin_base(tc, cls), n);
+        tc->bins[cls].top = hwt_tcache_bin_base(tc, cls);
     }
 }
 
@@ -109,15 +109,19 @@ static struct hwt_tcache *cache_new(void)
     if (tc != NULL)
         return tc;
 
+    /* each bin's entries, after the all-zero one below them (struct hwt_tcache_bin) */
     size_t slots = 0;
     for (unsigned cls = 0; cls < HWT_NUM_CLASSES; cls++)
-        slots += bin_cap(cls);
+        slots += 1 + bin_cap(cls);
     tc = hwt_meta_alloc(sizeof(*tc) + slots * sizeof(struct hwt_slab_ref), 64);
     if (tc == NULL)
         return NULL;
     struct hwt_slab_ref *storage = (struct hwt_slab_ref *)(tc + 1);
     for (unsigned cls = 0; cls < HWT_NUM_CLASSES; cls++) {
-        tc->bins[cls].slots = storage;
+        storage->addr = 0; /* metadata memory is zeroed: never written after this */
+        storage->slot = NULL;
+        storage++;
+        tc->bin_bases[cls] = tc->bins[cls].top = storage;
         storage += bin_cap(cls);
     }
     tc->in_use = 1;
@@ -158,7 +162,7 @@ struct hwt_tcache *hwt_tcache_create(void)
     tc->stack_missed_pc = tc->stack_missed_fp = 0;
     /* a reused cache's bins are empty (flush_all) but may have grown */
     for (unsigned cls = 0; cls < HWT_NUM_CLASSES; cls++)
-        tc->bins[cls].max = bin_base(cls);
+        tc->bins[cls].limit = hwt_tcache_bin_base(tc, cls) + bin_base(cls);
     uint32_t flags = (hwt_mte_active ? HWT_TCACHE_MTE : 0u) |
                      (hwt_opts.stacktrace == HWT_ON ? HWT_TCACHE_STACK : 0u) |
                      (hwt_tail_active ? HWT_TCACHE_TAIL : 0u);
@@ -191,30 +195,37 @@ struct hwt_tcache *hwt_tcache_create(void)
 
 bool hwt_tcache_refill(struct hwt_tcache *tc, struct hwt_tcache_bin *bin, unsigned cls)
 {
+    HWT_CHECK(bin == &tc->bins[cls] && hwt_tcache_bin_count(tc, cls) == 0);
+    struct hwt_slab_ref *slots = hwt_tcache_bin_base(tc, cls);
     unsigned want = bin_batch(cls);
-    unsigned got = hwt_transfer_take(tc->arena, cls, bin->slots, want);
-    bin->count = got > 0 ? got : hwt_slab_take(tc->arena, cls, bin->slots, want);
-    if (bin->max < bin_cap(cls))
-        bin->max += want; /* see bin_cap */
-    HWT_CHECK(bin->count <= bin->max && bin->max <= bin_cap(cls));
-    return bin->count > 0;
+    unsigned got = hwt_transfer_take(tc->arena, cls, slots, want);
+    if (got == 0)
+        got = hwt_slab_take(tc->arena, cls, slots, want);
+    bin->top = slots + got;
+    if (hwt_tcache_bin_max(tc, cls) < bin_cap(cls))
+        bin->limit += want; /* see bin_cap */
+    HWT_CHECK(got <= hwt_tcache_bin_max(tc, cls) && hwt_tcache_bin_max(tc, cls) <= bin_cap(cls));
+    return got > 0;
 }
 
 void hwt_tcache_drain(struct hwt_tcache *tc, struct hwt_tcache_bin *bin, unsigned cls)
 {
-    HWT_CHECK(bin->count <= bin->max && bin->max <= bin_cap(cls));
-    unsigned n = bin->count / 2 ? bin->count / 2 : bin->count;
+    HWT_CHECK(bin == &tc->bins[cls]);
+    struct hwt_slab_ref *slots = hwt_tcache_bin_base(tc, cls);
+    uint32_t count = hwt_tcache_bin_count(tc, cls);
+    HWT_CHECK(count <= hwt_tcache_bin_max(tc, cls) && hwt_tcache_bin_max(tc, cls) <= bin_cap(cls));
+    unsigned n = count / 2 ? count / 2 : count;
     /* Give back the oldest half: the most recently freed stay hot in the cache, and the
      * move of the rest costs a copy per slot given back, whatever the bin's size. A batch
      * goes to the arena's transfer cache while it has room, for its next refill; a grown
      * bin's half first leaves one there. */
     unsigned first = n < bin_batch(cls) ? n : bin_batch(cls);
-    unsigned kept = hwt_transfer_put(tc->arena, cls, bin->slots, first) ? first : 0;
+    unsigned kept = hwt_transfer_put(tc->arena, cls, slots, first) ? first : 0;
     if (kept < n)
-        hwt_slab_give(cls, bin->slots + kept, n - kept);
-    for (unsigned i = n; i < bin->count; i++)
-        bin->slots[i - n] = bin->slots[i];
-    bin->count -= n;
+        hwt_slab_give(cls, slots + kept, n - kept);
+    for (unsigned i = n; i < count; i++)
+        slots[i - n] = slots[i];
+    bin->top = slots + (count - n);
 }
 
 void hwt_tcache_lock(void)
@@ -246,9 +257,10 @@ static bool in_bin(const struct hwt_tcache *self, unsigned cls, const struct hwt
 {
     if (!hwt_tcache_live(self))
         return false;
-    const struct hwt_tcache_bin *bin = &self->bins[cls];
-    for (uint32_t i = 0; i < bin->count && i < bin->max; i++) {
-        if (bin->slots[i].addr == ref->addr)
+    const struct hwt_slab_ref *slots = hwt_tcache_bin_base(self, cls);
+    uint32_t count = hwt_tcache_bin_count(self, cls), max = hwt_tcache_bin_max(self, cls);
+    for (uint32_t i = 0; i < count && i < max; i++) {
+        if (slots[i].addr == ref->addr)
             return true;
     }
     return false;
@@ -269,15 +281,15 @@ void hwt_tcache_after_fork_child(void)
          * on a slot already given back, or free a live one). Entries past the count too:
          * a refill that had taken its slots but not yet set the count left them there. */
         for (unsigned cls = 0; cls < HWT_NUM_CLASSES; cls++) {
-            struct hwt_tcache_bin *bin = &c->bins[cls];
-            for (uint32_t i = 0; i < bin->max; i++) {
+            struct hwt_slab_ref *slots = hwt_tcache_bin_base(c, cls);
+            uint32_t max = hwt_tcache_bin_max(c, cls);
+            for (uint32_t i = 0; i < max; i++) {
                 /* a drain or refill caught mid-copy: the batch kept in the transfer
                  * cache is the entry's owner */
-                if (!in_bin(self, cls, &bin->slots[i]) &&
-                    !hwt_transfer_holds(cls, bin->slots[i].addr))
-                    hwt_slab_give_adopted(cls, bin->slots[i].addr);
+                if (!in_bin(self, cls, &slots[i]) && !hwt_transfer_holds(cls, slots[i].addr))
+                    hwt_slab_give_adopted(cls, slots[i].addr);
             }
-            bin->count = 0;
+            c->bins[cls].top = slots;
         }
         c->in_use = 0;
     }

@@ -9,6 +9,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "arch/opaque.h"
 #include "check.h"
 #include "counters.h"
 #include "history.h"
@@ -25,10 +26,16 @@
 #define HWT_TCACHE_STACK_SETS (1u << HWT_TCACHE_STACK_SET_BITS)
 #define HWT_TCACHE_STACK_WAYS 2u
 
+/* A bin of free slots of one class, as the fast paths use it: two pointers into its
+ * entries, which start at its base (hwt_tcache_bin_base). [base, top) are free slots,
+ * memory tag HWT_TAG_FREE; the bin is full at top == limit (base + the bin's size, which
+ * refills grow). The entry below base is all zero, never written: popping an empty bin
+ * reads address 0 there, so malloc's pop is its own test, and free's push is one store
+ * pair that moves top (a count and the entries' address took four instructions more a
+ * malloc and free). */
 struct hwt_tcache_bin {
-    uint32_t count; /* slots[0..count) are free slots, memory tag HWT_TAG_FREE */
-    uint32_t max;
-    struct hwt_slab_ref *slots;
+    struct hwt_slab_ref *top;
+    struct hwt_slab_ref *limit;
 };
 
 /* What the fast paths do, fixed when the cache is made (the options are final by then). */
@@ -84,10 +91,11 @@ struct hwt_tcache {
         uint64_t id;
     } stacks[HWT_TCACHE_STACK_SETS];
     struct hwt_tcache_bin bins[HWT_NUM_CLASSES];
-    struct hwt_counters counters;       /* written only by the owning thread */
-    struct hwt_large_stash large_stash; /* its last freed untagged large mappings */
-    struct hwt_tcache *all_next;        /* every cache ever made; never unlinked */
-    int in_use;                         /* owned by a live thread; tcache list lock */
+    struct hwt_counters counters;                    /* written only by the owning thread */
+    struct hwt_large_stash large_stash;              /* its last freed untagged large mappings */
+    struct hwt_slab_ref *bin_bases[HWT_NUM_CLASSES]; /* where each bin's entries start */
+    struct hwt_tcache *all_next;                     /* every cache ever made; never unlinked */
+    int in_use;                                      /* owned by a live thread; tcache list lock */
     /* The caller (return address, frame record) whose stack a fast path of this thread last
      * failed to find in the stack cache, or 0: the general path's capture of that same call
      * then skips the look-up it would repeat. A hint, only ever a cost when stale. */
@@ -101,8 +109,8 @@ _Static_assert(__builtin_offsetof(struct hwt_tcache, bins) == HWT_SPAN_BINS_AT &
 _Static_assert(__builtin_offsetof(struct hwt_tcache, stacks) <= 504 &&
                    __builtin_offsetof(struct hwt_tcache, stacks) % 16 == 0,
                "the stack cache's first way is a load pair's offset away, on 16 bytes");
-_Static_assert(__builtin_offsetof(struct hwt_tcache, bins[HWT_NUM_CLASSES]) <= 16380,
-               "a bin's count is a 32-bit load's offset away");
+_Static_assert(__builtin_offsetof(struct hwt_tcache, bins[HWT_NUM_CLASSES]) <= 32760,
+               "a bin's top is a 64-bit load's offset away");
 
 /* The set of tc's stack cache where a stack of key is kept: the key's top bits. */
 static inline unsigned hwt_tcache_stack_set(uint64_t key)
@@ -135,6 +143,46 @@ static inline void hwt_tcache_stack_put(struct hwt_tcache *tc, uint64_t key, uin
     _Static_assert(HWT_TCACHE_STACK_WAYS == 2, "one move per put");
     tc->stacks_older[set] = tc->stacks[set];
     tc->stacks[set] = (struct hwt_tcache_stack){key, id};
+}
+
+/* Where the entries of tc's bin of class cls start; its free slots are [base, top). */
+static inline struct hwt_slab_ref *hwt_tcache_bin_base(const struct hwt_tcache *tc, unsigned cls)
+{
+    return tc->bin_bases[cls];
+}
+
+/* The number of free slots in tc's bin of class cls, and the most it holds now. */
+static inline uint32_t hwt_tcache_bin_count(const struct hwt_tcache *tc, unsigned cls)
+{
+    return (uint32_t)(tc->bins[cls].top - tc->bin_bases[cls]);
+}
+
+static inline uint32_t hwt_tcache_bin_max(const struct hwt_tcache *tc, unsigned cls)
+{
+    return (uint32_t)(tc->bins[cls].limit - tc->bin_bases[cls]);
+}
+
+/* The entry below *top into *ref, and *top moved down to it (a bin's pop: one load pair
+ * with writeback, arch/opaque.h). */
+static inline __attribute__((always_inline)) void hwt_tcache_pop(struct hwt_slab_ref **top,
+                                                                 struct hwt_slab_ref *ref)
+{
+    _Static_assert(sizeof(struct hwt_slab_ref) == 16, "an entry is two words");
+    void *t = *top;
+    uint64_t addr, slot;
+    hwt_arch_pop16(&t, &addr, &slot);
+    *top = t;
+    *ref = (struct hwt_slab_ref){(uintptr_t)addr, (struct hwt_slot *)slot};
+}
+
+/* ref as the entry at *top, and *top moved past it (a bin's push: one store pair with
+ * writeback). */
+static inline __attribute__((always_inline)) void hwt_tcache_push(struct hwt_slab_ref **top,
+                                                                  struct hwt_slab_ref ref)
+{
+    void *t = *top;
+    hwt_arch_push16(&t, ref.addr, (uint64_t)(uintptr_t)ref.slot);
+    *top = t;
 }
 
 #define HWT_TCACHE_DEAD ((struct hwt_tcache *)1)

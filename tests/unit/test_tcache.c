@@ -108,13 +108,13 @@ static void *bin_max_over_refills(void *arg)
     assert_non_null(c);
     unsigned cls = hwt_size_class_of(32);
     struct hwt_tcache_bin *bin = &c->bins[cls];
-    max[0] = bin->max;
+    max[0] = hwt_tcache_bin_max(c, cls);
     for (int i = 0; i < 20; i++) {
         assert_true(hwt_tcache_refill(c, bin, cls));
-        while (bin->count > 0)
+        while (hwt_tcache_bin_count(c, cls) > 0)
             hwt_tcache_drain(c, bin, cls);
     }
-    max[1] = bin->max;
+    max[1] = hwt_tcache_bin_max(c, cls);
     hwt_tcache_exit(c);
     return NULL;
 }

@@ -71,6 +71,51 @@ static inline __attribute__((always_inline)) void hwt_arch_load_pair(const uint6
 #endif
 }
 
+/* p[0] = a, p[1] = b in one store pair on aarch64, whatever addressing GCC picks for the
+ * two (with a register offset for the first it made two stores). */
+static inline __attribute__((always_inline)) void hwt_arch_store_pair(uint64_t *p, uint64_t a,
+                                                                      uint64_t b)
+{
+#if defined(__aarch64__)
+    __asm__("stp %1, %2, %0" : "=Ump"(*(uint64_t(*)[2])p) : "r"(a), "r"(b));
+#else
+    p[0] = a;
+    p[1] = b;
+#endif
+}
+
+/* Moves *top down by a 16-byte entry and reads the entry there into a and b: one load
+ * pair with writeback on aarch64, where GCC made a load pair and a subtraction. */
+static inline __attribute__((always_inline)) void hwt_arch_pop16(void **top, uint64_t *a,
+                                                                 uint64_t *b)
+{
+#if defined(__aarch64__)
+    __asm__("ldp %1, %2, [%0, #-16]!"
+            : "+r"(*top), "=r"(*a), "=r"(*b)
+            : "m"(*(const uint64_t(*)[2])((char *)*top - 16)));
+#else
+    const uint64_t *e = (const uint64_t *)((char *)*top - 16);
+    *a = e[0];
+    *b = e[1];
+    *top = (char *)*top - 16;
+#endif
+}
+
+/* Writes a and b as the 16-byte entry at *top and moves *top past it: one store pair with
+ * writeback on aarch64, where GCC made a store pair and an addition. */
+static inline __attribute__((always_inline)) void hwt_arch_push16(void **top, uint64_t a,
+                                                                  uint64_t b)
+{
+#if defined(__aarch64__)
+    __asm__("stp %2, %3, [%0], #16" : "+r"(*top), "=m"(*(uint64_t(*)[2]) * top) : "r"(a), "r"(b));
+#else
+    uint64_t *e = (uint64_t *)*top;
+    e[0] = a;
+    e[1] = b;
+    *top = e + 2;
+#endif
+}
+
 /* Loads after this point stay after it: GCC does not move them ahead of a branch that this
  * follows. No code (a compiler barrier), and unlike hwt_arch_opaque of the address, no
  * address formed for the load. */
