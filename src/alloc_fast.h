@@ -13,6 +13,7 @@
 #include <stdint.h>
 
 #include "arch/caller.h"
+#include "arch/cas.h"
 #include "arch/mte.h"
 #include "arch/mte_range.h"
 #include "arch/opaque.h"
@@ -72,6 +73,12 @@ static inline __attribute__((always_inline)) void hwt_alloc_fast_stack_missed(st
  * stack walk needs it rather than passed in: read at the entry, the two moves were paid by
  * every path, also those without stacks. */
 #define HWT_ALLOC_CALLER_REGS (1u << 30)
+/* Not a cache flag either: set by every copy inlined into an entry point
+ * (hwt_alloc_fast_malloc and hwt_alloc_fast_free), which a thread whose CPU has no
+ * single-instruction compare-and-swap never enters (HWT_TCACHE_LLSC): free's swap is then
+ * one CASAL, also without tags. */
+#define HWT_ALLOC_INLINED (1u << 29)
+#define HWT_ALLOC_COPY_BITS (HWT_ALLOC_CALLER_REGS | HWT_ALLOC_INLINED)
 
 /* The caller the stack walk of a fast path of flags starts at: c, or the registers. */
 static inline __attribute__((always_inline)) struct hwt_caller
@@ -93,7 +100,7 @@ hwt_alloc_fast_caller(unsigned flags, struct hwt_caller c)
 static inline __attribute__((always_inline)) bool
 hwt_alloc_fast_stack_of(struct hwt_tcache *tc, unsigned how, struct hwt_caller c, uint64_t *id)
 {
-    unsigned depth = hwt_alloc_stack_depth(how & ~HWT_ALLOC_CALLER_REGS);
+    unsigned depth = hwt_alloc_stack_depth(how & ~HWT_ALLOC_COPY_BITS);
     if ((how & HWT_ALLOC_CALLER_REGS) ? likely(hwt_alloc_fast_stack_regs(tc, depth, id))
                                       : likely(hwt_alloc_fast_stack(tc, c, depth, id)))
         return true;
@@ -168,7 +175,7 @@ hwt_alloc_fast_malloc_with(struct hwt_thread_state *self, struct hwt_tcache *tc,
                            bool zero, unsigned flags, struct hwt_caller c)
 {
     unsigned how = flags;
-    flags &= ~HWT_ALLOC_CALLER_REGS;
+    flags &= ~HWT_ALLOC_COPY_BITS;
     /* busy before the bin is read: a signal handler's malloc must not pop the same slot.
      * Any nonzero value will do: with tagging, flags | 1 is the flags, the gate value this
      * path was chosen by and still in a register, where 1 would cost a move; without, the
@@ -242,7 +249,7 @@ hwt_alloc_fast_free_with(struct hwt_thread_state *self, struct hwt_tcache *tc, v
                          unsigned flags, struct hwt_caller c)
 {
     unsigned how = flags;
-    flags &= ~HWT_ALLOC_CALLER_REGS;
+    flags &= ~HWT_ALLOC_COPY_BITS;
     self->busy = flags | 1; /* as malloc's */
     __atomic_signal_fence(__ATOMIC_SEQ_CST);
     if (hwt_alloc_fast_tco(flags))
@@ -295,9 +302,10 @@ hwt_alloc_fast_free_with(struct hwt_thread_state *self, struct hwt_tcache *tc, v
         /* a live word's free stack is 0 (slab.h): flip the state, add the stack */
         uint64_t freed = (w ^ (uint64_t)(HWT_SLOT_LIVE ^ HWT_SLOT_FREED) << HWT_SLOT_STATE_SHIFT) |
                          (uint64_t)stack << HWT_SLOT_FREE_SHIFT;
-        ok = tagged ? mte_cas_on(&slot->word, w, freed)
-                    : __atomic_compare_exchange_n(&slot->word, &w, freed, false, __ATOMIC_ACQ_REL,
-                                                  __ATOMIC_RELAXED);
+        ok = tagged || (how & HWT_ALLOC_INLINED)
+                 ? hwt_arch_cas_lse(&slot->word, w, freed)
+                 : __atomic_compare_exchange_n(&slot->word, &w, freed, false, __ATOMIC_ACQ_REL,
+                                               __ATOMIC_RELAXED);
     }
     /* Natively, the tail after the swap: x86_64's swap is a full barrier, which waited for
      * the tail's load, often a miss (the object's last granule, untouched since its
@@ -358,6 +366,7 @@ static inline bool hwt_alloc_fast_malloc_inline(uint64_t gate)
 static inline __attribute__((always_inline)) void *
 hwt_alloc_fast_malloc(size_t size, bool zero, struct hwt_caller c, unsigned regs)
 {
+    unsigned copy = regs | HWT_ALLOC_INLINED;
     struct hwt_thread_state *self = &hwt_self;
     hwt_arch_tls_kept(self);
     if (unlikely(size > HWT_SMALL_MAX))
@@ -366,13 +375,13 @@ hwt_alloc_fast_malloc(size_t size, bool zero, struct hwt_caller c, unsigned regs
     uint64_t gate = self->gate;
     struct hwt_tcache *tc = self->tc;
     if (likely(gate == 0))
-        return hwt_alloc_fast_malloc_with(self, tc, size, zero, regs, c);
+        return hwt_alloc_fast_malloc_with(self, tc, size, zero, copy, c);
     /* one compare each: the flags, and busy clear. calloc too: tagged, the zeroing tag
      * stores (STZG, DC GZVA) clear the bytes with the tags they set anyway */
     if (gate == HWT_ALLOC_GATE(HWT_ALLOC_FLAGS_FIRST))
-        return hwt_alloc_fast_malloc_with(self, tc, size, zero, HWT_ALLOC_FLAGS_FIRST | regs, c);
+        return hwt_alloc_fast_malloc_with(self, tc, size, zero, HWT_ALLOC_FLAGS_FIRST | copy, c);
     if (gate == HWT_ALLOC_GATE(HWT_ALLOC_FLAGS_SECOND))
-        return hwt_alloc_fast_malloc_with(self, tc, size, zero, HWT_ALLOC_FLAGS_SECOND | regs, c);
+        return hwt_alloc_fast_malloc_with(self, tc, size, zero, HWT_ALLOC_FLAGS_SECOND | copy, c);
     return NULL;
 }
 
@@ -381,16 +390,17 @@ hwt_alloc_fast_malloc(size_t size, bool zero, struct hwt_caller c, unsigned regs
 static inline __attribute__((always_inline)) bool
 hwt_alloc_fast_free(void *ptr, struct hwt_caller c, unsigned regs)
 {
+    unsigned copy = regs | HWT_ALLOC_INLINED;
     struct hwt_thread_state *self = &hwt_self;
     hwt_arch_tls_kept(self);
     uint64_t gate = self->gate; /* as hwt_alloc_fast_malloc's */
     struct hwt_tcache *tc = self->tc;
     if (likely(gate == 0))
-        return hwt_alloc_fast_free_with(self, tc, ptr, regs, c);
+        return hwt_alloc_fast_free_with(self, tc, ptr, copy, c);
     if (gate == HWT_ALLOC_GATE(HWT_ALLOC_FLAGS_FIRST))
-        return hwt_alloc_fast_free_with(self, tc, ptr, HWT_ALLOC_FLAGS_FIRST | regs, c);
+        return hwt_alloc_fast_free_with(self, tc, ptr, HWT_ALLOC_FLAGS_FIRST | copy, c);
     if (gate == HWT_ALLOC_GATE(HWT_ALLOC_FLAGS_SECOND))
-        return hwt_alloc_fast_free_with(self, tc, ptr, HWT_ALLOC_FLAGS_SECOND | regs, c);
+        return hwt_alloc_fast_free_with(self, tc, ptr, HWT_ALLOC_FLAGS_SECOND | copy, c);
     return false;
 }
 

@@ -19,6 +19,9 @@
 #ifndef PROT_MTE
 #define PROT_MTE 0x20
 #endif
+#ifndef HWCAP_ATOMICS
+#define HWCAP_ATOMICS (1UL << 8)
+#endif
 #ifndef HWCAP2_MTE
 #define HWCAP2_MTE (1UL << 18)
 #endif
@@ -226,6 +229,15 @@ bool hwt_os_mte_supported(void)
     return (getauxval(AT_HWCAP2) & HWCAP2_MTE) != 0;
 #else
     return false;
+#endif
+}
+
+bool hwt_os_has_cas(void)
+{
+#if defined(__aarch64__)
+    return (getauxval(AT_HWCAP) & HWCAP_ATOMICS) != 0;
+#else
+    return true;
 #endif
 }
 

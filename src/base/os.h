@@ -63,6 +63,9 @@ uint64_t hwt_os_random64(void);
 /* MTE control. mode: 0 none, 1 sync, 2 async, 3 asymm. Applies to the calling thread
  * (threads created later inherit it). Returns false when the kernel refuses. */
 bool hwt_os_mte_supported(void);
+/* Whether the CPU has a single-instruction compare-and-swap (aarch64: LSE atomics,
+ * AT_HWCAP's ATOMICS bit; x86_64: always). arch/cas.h */
+bool hwt_os_has_cas(void);
 /* The CPU's AT_HWCAP and AT_HWCAP2 bits (for IFUNC resolvers). signal-safe */
 void hwt_os_hwcaps(uint64_t *hwcap, uint64_t *hwcap2);
 bool hwt_os_mte_set_mode(int mode);

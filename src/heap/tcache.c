@@ -165,7 +165,8 @@ struct hwt_tcache *hwt_tcache_create(void)
         tc->bins[cls].limit = hwt_tcache_bin_base(tc, cls) + bin_base(cls);
     uint32_t flags = (hwt_mte_active ? HWT_TCACHE_MTE : 0u) |
                      (hwt_opts.stacktrace == HWT_ON ? HWT_TCACHE_STACK : 0u) |
-                     (hwt_tail_active ? HWT_TCACHE_TAIL : 0u);
+                     (hwt_tail_active ? HWT_TCACHE_TAIL : 0u) |
+                     (hwt_os_has_cas() ? 0u : HWT_TCACHE_LLSC);
     if ((flags & HWT_TCACHE_STACK) && hwt_opts.stack_depth != HWT_STACK_DEFAULT_DEPTH)
         flags |= HWT_TCACHE_DEPTH;
     uintptr_t here = (uintptr_t)__builtin_frame_address(0);

@@ -56,6 +56,11 @@ enum {
      * HWT_TCACHE_DEAD): no inlined copy matches, so the fast paths, which the gate let in,
      * need not test the cache pointer. Set first: the thread's initial value */
     HWT_TCACHE_NONE = 64,
+    /* the CPU has no single-instruction compare-and-swap (aarch64 without LSE, which a CPU
+     * with MTE always has): no inlined copy matches, so free's swap on the slot word is the
+     * compiler's LL/SC loop of alloc.c's copies, and the inlined ones make it one CASAL
+     * (arch/cas.h) */
+    HWT_TCACHE_LLSC = 128,
 };
 
 struct hwt_tcache {

@@ -95,20 +95,6 @@ static inline uintptr_t mte_random_tagged(uintptr_t addr, uint64_t exclude)
     return out;
 }
 
-/* Compare-and-swap of the word at p from expected to desired, acquire and release; true
- * when it held expected. For callers that know tagging is on: a CPU with MTE (ARMv8.5)
- * has the LSE atomics, whose CASAL is one instruction where the exclusive pair and its
- * retry loop (the build's portable code) take six. */
-static inline bool mte_cas_on(uint64_t *p, uint64_t expected, uint64_t desired)
-{
-    uint64_t seen = expected;
-    __asm__ volatile(MTE_ASM_ARCH "casal %0, %2, [%1]"
-                     : "+r"(seen)
-                     : "r"(p), "r"(desired)
-                     : "memory");
-    return seen == expected;
-}
-
 /* Tag Check Override: while set, this thread's accesses are not tag-checked. The _on forms
  * are for where tagging is known to be on. signal-safe */
 static inline void mte_tco_set_on(void)
@@ -159,12 +145,6 @@ static inline uintptr_t mte_random_tagged(uintptr_t addr, uint64_t exclude)
 {
     (void)exclude;
     return addr;
-}
-
-static inline bool mte_cas_on(uint64_t *p, uint64_t expected, uint64_t desired)
-{
-    return __atomic_compare_exchange_n(p, &expected, desired, false, __ATOMIC_ACQ_REL,
-                                       __ATOMIC_RELAXED);
 }
 
 static inline void mte_tco_set(void)
