@@ -134,8 +134,10 @@ static inline __attribute__((always_inline)) void *aligned_any(size_t align, siz
         errno = EINVAL;
         return NULL;
     }
+    if (align <= HWT_GRANULE) /* every object is: malloc's way, its fast path included */
+        return malloc_from(size, c);
     if (!valid_alignment(align))
-        align = align <= HWT_GRANULE ? HWT_GRANULE : (size_t)2 << (63 - __builtin_clzll(align));
+        align = (size_t)2 << (63 - __builtin_clzll(align));
     return hwt_alloc(size, align, false, c);
 }
 
@@ -145,7 +147,8 @@ EXPORT int posix_memalign(void **out, size_t align, size_t size)
     if (!valid_alignment(align) || align % sizeof(void *) != 0)
         return EINVAL;
     /* glibc sets errno to ENOMEM too on failure; on success it is left alone */
-    void *p = hwt_alloc(size, align, false, ENTRY_CALLER());
+    struct hwt_caller c = ENTRY_CALLER();
+    void *p = align <= HWT_GRANULE ? malloc_from(size, c) : hwt_alloc(size, align, false, c);
     if (p == NULL)
         return ENOMEM;
     *out = p;
