@@ -132,6 +132,51 @@ static void test_refilled_bin_grows_to_its_cap(void **state)
     assert_int_equal(max[1], 128);
 }
 
+/* Every bin of a new cache, after refills, drains and a flush: empty means top at the
+ * base, and the entry below the base is still all zero, which malloc's pop takes for the
+ * end of the bin (tcache.h). A write below a base would hand address 0 or a stale slot to
+ * malloc's fast path; returns how many bins broke either. */
+static void *bins_keep_their_floor(void *arg)
+{
+    unsigned *broken = arg;
+    struct hwt_tcache *c = hwt_tcache_create();
+    assert_non_null(c);
+    for (unsigned cls = 0; cls < HWT_NUM_CLASSES; cls++) {
+        struct hwt_tcache_bin *bin = &c->bins[cls];
+        for (int i = 0; i < 3; i++) {
+            assert_true(hwt_tcache_refill(c, bin, cls));
+            assert_true(hwt_tcache_bin_count(c, cls) > 0);
+            if (i < 2) /* a refill takes an empty bin; the last is left for the flush */
+                while (hwt_tcache_bin_count(c, cls) > 0)
+                    hwt_tcache_drain(c, bin, cls);
+        }
+    }
+    hwt_tcache_flush(c);
+    for (unsigned cls = 0; cls < HWT_NUM_CLASSES; cls++) {
+        const struct hwt_slab_ref *base = hwt_tcache_bin_base(c, cls);
+        if (c->bins[cls].top != base || base[-1].addr != 0 || base[-1].slot != NULL)
+            (*broken)++;
+        struct hwt_slab_ref popped;
+        struct hwt_slab_ref *top = c->bins[cls].top;
+        hwt_tcache_pop(&top, &popped); /* an empty bin's pop: address 0 */
+        if (popped.addr != 0 || top != base - 1)
+            (*broken)++;
+    }
+    hwt_tcache_exit(c);
+    return NULL;
+}
+
+static void test_empty_bins_pop_address_zero(void **state)
+{
+    (void)state;
+    unsigned broken = 0;
+    pthread_t t;
+    hwt_init_ensure();
+    assert_int_equal(pthread_create(&t, NULL, bins_keep_their_floor, &broken), 0);
+    assert_int_equal(pthread_join(t, NULL), 0);
+    assert_int_equal(broken, 0);
+}
+
 /* A caller the fast walk cannot follow (no frame record: code built without frame
  * pointers) is captured by the general path's own walk; its key must be the one the fast
  * path computes from the cache's seed, or every later call misses the cache. */
@@ -178,6 +223,7 @@ int main(void)
         cmocka_unit_test(test_third_stack_evicts_the_oldest),
         cmocka_unit_test(test_stack_bounds_only_when_stacks_are_captured),
         cmocka_unit_test(test_refilled_bin_grows_to_its_cap),
+        cmocka_unit_test(test_empty_bins_pop_address_zero),
         cmocka_unit_test(test_fast_path_finds_a_frameless_callers_stack),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
