@@ -73,10 +73,10 @@ static inline __attribute__((always_inline)) void hwt_alloc_fast_stack_missed(st
  * stack walk needs it rather than passed in: read at the entry, the two moves were paid by
  * every path, also those without stacks. */
 #define HWT_ALLOC_CALLER_REGS (1u << 30)
-/* Not a cache flag either: set by every copy inlined into an entry point
- * (hwt_alloc_fast_malloc and hwt_alloc_fast_free), which a thread whose CPU has no
- * single-instruction compare-and-swap never enters (HWT_TCACHE_LLSC): free's swap is then
- * one CASAL, also without tags. */
+/* Not a cache flag either: set by the copies inlined into the entry points
+ * (hwt_alloc_fast_malloc and hwt_alloc_fast_free) for gates a thread whose CPU has no
+ * single-instruction compare-and-swap never has (HWT_TCACHE_LLSC): free's swap is then one
+ * CASAL, also without tags. */
 #define HWT_ALLOC_INLINED (1u << 29)
 #define HWT_ALLOC_COPY_BITS (HWT_ALLOC_CALLER_REGS | HWT_ALLOC_INLINED)
 
@@ -347,6 +347,11 @@ out:
  * second compare and branch, two instructions a call. */
 #define HWT_ALLOC_FLAGS_FIRST HWT_ALLOC_FLAGS_DEFAULT
 #define HWT_ALLOC_FLAGS_SECOND HWT_ALLOC_FLAGS_NO_STACK
+/* The allocator alone on a CPU without LSE (HWT_TCACHE_LLSC) has an inlined copy too, tested
+ * last, so no other gate pays for it: its swap is the compiler's LL/SC loop (it is given no
+ * HWT_ALLOC_INLINED). Through alloc.c's copies instead, its pair cost 279 instructions
+ * against 100. Only where the flag can be set (tagged builds: aarch64). */
+#define HWT_ALLOC_LLSC_INLINE HWTAG_MTE
 /* hwt_thread_state.gate of a thread not busy with these flags (busy is the high word) */
 #define HWT_ALLOC_GATE(flags) ((uint64_t)(flags))
 
@@ -355,7 +360,8 @@ out:
 static inline bool hwt_alloc_fast_malloc_inline(uint64_t gate)
 {
     return gate == 0 || gate == HWT_ALLOC_GATE(HWT_ALLOC_FLAGS_DEFAULT) ||
-           gate == HWT_ALLOC_GATE(HWT_ALLOC_FLAGS_NO_STACK);
+           gate == HWT_ALLOC_GATE(HWT_ALLOC_FLAGS_NO_STACK) ||
+           (HWT_ALLOC_LLSC_INLINE && gate == HWT_ALLOC_GATE(HWT_TCACHE_LLSC));
 }
 
 /* malloc/calloc of size bytes (16-byte alignment) from the cache through an inlined copy;
@@ -382,6 +388,8 @@ hwt_alloc_fast_malloc(size_t size, bool zero, struct hwt_caller c, unsigned regs
         return hwt_alloc_fast_malloc_with(self, tc, size, zero, HWT_ALLOC_FLAGS_FIRST | copy, c);
     if (gate == HWT_ALLOC_GATE(HWT_ALLOC_FLAGS_SECOND))
         return hwt_alloc_fast_malloc_with(self, tc, size, zero, HWT_ALLOC_FLAGS_SECOND | copy, c);
+    if (HWT_ALLOC_LLSC_INLINE && gate == HWT_ALLOC_GATE(HWT_TCACHE_LLSC))
+        return hwt_alloc_fast_malloc_with(self, tc, size, zero, HWT_TCACHE_LLSC | regs, c);
     return NULL;
 }
 
@@ -401,6 +409,8 @@ hwt_alloc_fast_free(void *ptr, struct hwt_caller c, unsigned regs)
         return hwt_alloc_fast_free_with(self, tc, ptr, HWT_ALLOC_FLAGS_FIRST | copy, c);
     if (gate == HWT_ALLOC_GATE(HWT_ALLOC_FLAGS_SECOND))
         return hwt_alloc_fast_free_with(self, tc, ptr, HWT_ALLOC_FLAGS_SECOND | copy, c);
+    if (HWT_ALLOC_LLSC_INLINE && gate == HWT_ALLOC_GATE(HWT_TCACHE_LLSC))
+        return hwt_alloc_fast_free_with(self, tc, ptr, HWT_TCACHE_LLSC | regs, c);
     return false;
 }
 
