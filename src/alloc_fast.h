@@ -49,12 +49,7 @@ static inline __attribute__((always_inline)) bool
 hwt_alloc_fast_stack_regs(const struct hwt_tcache *tc, unsigned depth, uint64_t *id)
 {
     uint64_t key;
-#if HWT_ARCH_HAVE_FRAMELESS
     hwt_unwind_entry_key(tc->stack_lo, tc->stack_last, depth, tc->stack_key_constants, &key);
-#else
-    struct hwt_caller c = {0, 0}; /* never: no entry point is frameless here */
-    hwt_unwind_caller_key(c, tc->stack_lo, tc->stack_last, depth, tc->stack_key_constants, &key);
-#endif
     return hwt_tcache_stack_find(tc, key, id);
 }
 
@@ -73,12 +68,6 @@ static inline __attribute__((always_inline)) void hwt_alloc_fast_stack_missed(st
  * stack walk needs it rather than passed in: read at the entry, the two moves were paid by
  * every path, also those without stacks. */
 #define HWT_ALLOC_CALLER_REGS (1u << 30)
-/* Not a cache flag either: set by the copies inlined into the entry points
- * (hwt_alloc_fast_malloc and hwt_alloc_fast_free) for gates a thread whose CPU has no
- * single-instruction compare-and-swap never has (HWT_TCACHE_LLSC): free's swap is then one
- * CASAL, also without tags. */
-#define HWT_ALLOC_INLINED (1u << 29)
-#define HWT_ALLOC_COPY_BITS (HWT_ALLOC_CALLER_REGS | HWT_ALLOC_INLINED)
 
 /* The caller the stack walk of a fast path of flags starts at: c, or the registers. */
 static inline __attribute__((always_inline)) struct hwt_caller
@@ -100,7 +89,7 @@ hwt_alloc_fast_caller(unsigned flags, struct hwt_caller c)
 static inline __attribute__((always_inline)) bool
 hwt_alloc_fast_stack_of(struct hwt_tcache *tc, unsigned how, struct hwt_caller c, uint64_t *id)
 {
-    unsigned depth = hwt_alloc_stack_depth(how & ~HWT_ALLOC_COPY_BITS);
+    unsigned depth = hwt_alloc_stack_depth(how & ~HWT_ALLOC_CALLER_REGS);
     if ((how & HWT_ALLOC_CALLER_REGS) ? likely(hwt_alloc_fast_stack_regs(tc, depth, id))
                                       : likely(hwt_alloc_fast_stack(tc, c, depth, id)))
         return true;
@@ -175,7 +164,7 @@ hwt_alloc_fast_malloc_with(struct hwt_thread_state *self, struct hwt_tcache *tc,
                            bool zero, unsigned flags, struct hwt_caller c)
 {
     unsigned how = flags;
-    flags &= ~HWT_ALLOC_COPY_BITS;
+    flags &= ~HWT_ALLOC_CALLER_REGS;
     /* busy before the bin is read: a signal handler's malloc must not pop the same slot.
      * Any nonzero value will do: with tagging, flags | 1 is the flags, the gate value this
      * path was chosen by and still in a register, where 1 would cost a move; without, the
@@ -249,7 +238,7 @@ hwt_alloc_fast_free_with(struct hwt_thread_state *self, struct hwt_tcache *tc, v
                          unsigned flags, struct hwt_caller c)
 {
     unsigned how = flags;
-    flags &= ~HWT_ALLOC_COPY_BITS;
+    flags &= ~HWT_ALLOC_CALLER_REGS;
     self->busy = flags | 1; /* as malloc's */
     __atomic_signal_fence(__ATOMIC_SEQ_CST);
     if (hwt_alloc_fast_tco(flags))
@@ -302,7 +291,8 @@ hwt_alloc_fast_free_with(struct hwt_thread_state *self, struct hwt_tcache *tc, v
         /* a live word's free stack is 0 (slab.h): flip the state, add the stack */
         uint64_t freed = (w ^ (uint64_t)(HWT_SLOT_LIVE ^ HWT_SLOT_FREED) << HWT_SLOT_STATE_SHIFT) |
                          (uint64_t)stack << HWT_SLOT_FREE_SHIFT;
-        ok = tagged || (how & HWT_ALLOC_INLINED)
+        /* one CASAL where the CPU has it, as every CPU with MTE does (HWT_TCACHE_LLSC) */
+        ok = !(flags & HWT_TCACHE_LLSC)
                  ? hwt_arch_cas_lse(&slot->word, w, freed)
                  : __atomic_compare_exchange_n(&slot->word, &w, freed, false, __ATOMIC_ACQ_REL,
                                                __ATOMIC_RELAXED);
@@ -348,9 +338,9 @@ out:
 #define HWT_ALLOC_FLAGS_FIRST HWT_ALLOC_FLAGS_DEFAULT
 #define HWT_ALLOC_FLAGS_SECOND HWT_ALLOC_FLAGS_NO_STACK
 /* The allocator alone on a CPU without LSE (HWT_TCACHE_LLSC) has an inlined copy too, tested
- * last, so no other gate pays for it: its swap is the compiler's LL/SC loop (it is given no
- * HWT_ALLOC_INLINED). Through alloc.c's copies instead, its pair cost 279 instructions
- * against 100. Only where the flag can be set (tagged builds: aarch64). */
+ * last, so no other gate pays for it: its swap is the compiler's LL/SC loop. Through
+ * alloc.c's copies instead, its pair cost 279 instructions against 100. Only where the flag
+ * can be set (tagged builds: aarch64). */
 #define HWT_ALLOC_LLSC_INLINE HWTAG_MTE
 /* hwt_thread_state.gate of a thread not busy with these flags (busy is the high word) */
 #define HWT_ALLOC_GATE(flags) ((uint64_t)(flags))
@@ -372,7 +362,6 @@ static inline bool hwt_alloc_fast_malloc_inline(uint64_t gate)
 static inline __attribute__((always_inline)) void *
 hwt_alloc_fast_malloc(size_t size, bool zero, struct hwt_caller c, unsigned regs)
 {
-    unsigned copy = regs | HWT_ALLOC_INLINED;
     struct hwt_thread_state *self = &hwt_self;
     hwt_arch_tls_kept(self);
     if (unlikely(size > HWT_SMALL_MAX))
@@ -381,13 +370,13 @@ hwt_alloc_fast_malloc(size_t size, bool zero, struct hwt_caller c, unsigned regs
     uint64_t gate = self->gate;
     struct hwt_tcache *tc = self->tc;
     if (likely(gate == 0))
-        return hwt_alloc_fast_malloc_with(self, tc, size, zero, copy, c);
+        return hwt_alloc_fast_malloc_with(self, tc, size, zero, regs, c);
     /* one compare each: the flags, and busy clear. calloc too: tagged, the zeroing tag
      * stores (STZG, DC GZVA) clear the bytes with the tags they set anyway */
     if (gate == HWT_ALLOC_GATE(HWT_ALLOC_FLAGS_FIRST))
-        return hwt_alloc_fast_malloc_with(self, tc, size, zero, HWT_ALLOC_FLAGS_FIRST | copy, c);
+        return hwt_alloc_fast_malloc_with(self, tc, size, zero, HWT_ALLOC_FLAGS_FIRST | regs, c);
     if (gate == HWT_ALLOC_GATE(HWT_ALLOC_FLAGS_SECOND))
-        return hwt_alloc_fast_malloc_with(self, tc, size, zero, HWT_ALLOC_FLAGS_SECOND | copy, c);
+        return hwt_alloc_fast_malloc_with(self, tc, size, zero, HWT_ALLOC_FLAGS_SECOND | regs, c);
     if (HWT_ALLOC_LLSC_INLINE && gate == HWT_ALLOC_GATE(HWT_TCACHE_LLSC))
         return hwt_alloc_fast_malloc_with(self, tc, size, zero, HWT_TCACHE_LLSC | regs, c);
     return NULL;
@@ -398,17 +387,16 @@ hwt_alloc_fast_malloc(size_t size, bool zero, struct hwt_caller c, unsigned regs
 static inline __attribute__((always_inline)) bool
 hwt_alloc_fast_free(void *ptr, struct hwt_caller c, unsigned regs)
 {
-    unsigned copy = regs | HWT_ALLOC_INLINED;
     struct hwt_thread_state *self = &hwt_self;
     hwt_arch_tls_kept(self);
     uint64_t gate = self->gate; /* as hwt_alloc_fast_malloc's */
     struct hwt_tcache *tc = self->tc;
     if (likely(gate == 0))
-        return hwt_alloc_fast_free_with(self, tc, ptr, copy, c);
+        return hwt_alloc_fast_free_with(self, tc, ptr, regs, c);
     if (gate == HWT_ALLOC_GATE(HWT_ALLOC_FLAGS_FIRST))
-        return hwt_alloc_fast_free_with(self, tc, ptr, HWT_ALLOC_FLAGS_FIRST | copy, c);
+        return hwt_alloc_fast_free_with(self, tc, ptr, HWT_ALLOC_FLAGS_FIRST | regs, c);
     if (gate == HWT_ALLOC_GATE(HWT_ALLOC_FLAGS_SECOND))
-        return hwt_alloc_fast_free_with(self, tc, ptr, HWT_ALLOC_FLAGS_SECOND | copy, c);
+        return hwt_alloc_fast_free_with(self, tc, ptr, HWT_ALLOC_FLAGS_SECOND | regs, c);
     if (HWT_ALLOC_LLSC_INLINE && gate == HWT_ALLOC_GATE(HWT_TCACHE_LLSC))
         return hwt_alloc_fast_free_with(self, tc, ptr, HWT_TCACHE_LLSC | regs, c);
     return false;

@@ -125,6 +125,14 @@ static bool valid_alignment(size_t align)
     return align != 0 && (align & (align - 1)) == 0;
 }
 
+/* An object aligned to align, a power of two: up to 16, every object is, and malloc's way
+ * (its fast path included) serves it. */
+static inline __attribute__((always_inline)) void *aligned_to(size_t align, size_t size,
+                                                              struct hwt_caller c)
+{
+    return align <= HWT_GRANULE ? malloc_from(size, c) : hwt_alloc(size, align, false, c);
+}
+
 /* glibc 2.36's memalign and aligned_alloc: an alignment that is not a power of two is
  * rounded up to the next one; beyond the largest power of two, EINVAL. */
 static inline __attribute__((always_inline)) void *aligned_any(size_t align, size_t size,
@@ -134,11 +142,9 @@ static inline __attribute__((always_inline)) void *aligned_any(size_t align, siz
         errno = EINVAL;
         return NULL;
     }
-    if (align <= HWT_GRANULE) /* every object is: malloc's way, its fast path included */
-        return malloc_from(size, c);
     if (!valid_alignment(align))
-        align = (size_t)2 << (63 - __builtin_clzll(align));
-    return hwt_alloc(size, align, false, c);
+        align = align <= HWT_GRANULE ? HWT_GRANULE : (size_t)2 << (63 - __builtin_clzll(align));
+    return aligned_to(align, size, c);
 }
 
 EXPORT int posix_memalign(void **out, size_t align, size_t size)
@@ -147,8 +153,7 @@ EXPORT int posix_memalign(void **out, size_t align, size_t size)
     if (!valid_alignment(align) || align % sizeof(void *) != 0)
         return EINVAL;
     /* glibc sets errno to ENOMEM too on failure; on success it is left alone */
-    struct hwt_caller c = ENTRY_CALLER();
-    void *p = align <= HWT_GRANULE ? malloc_from(size, c) : hwt_alloc(size, align, false, c);
+    void *p = aligned_to(align, size, ENTRY_CALLER());
     if (p == NULL)
         return ENOMEM;
     *out = p;

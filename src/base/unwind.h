@@ -248,9 +248,9 @@ hwt_unwind_caller_key(struct hwt_caller c, uintptr_t lo, uintptr_t last, unsigne
     return hwt_unwind_walk_from(c, false, lo, last, max, constants, key, NULL, NULL, NULL);
 }
 
-#if HWT_ARCH_HAVE_FRAMELESS
 /* hwt_unwind_caller_key in a frameless entry point, for its caller: from x30 and x29 as
- * they are (arch/caller.h), not copied into a struct hwt_caller first. */
+ * they are (arch/caller.h), not copied into a struct hwt_caller first. Only called where
+ * HWT_ARCH_HAVE_FRAMELESS (HWT_ALLOC_CALLER_REGS is never set elsewhere). */
 static inline __attribute__((always_inline)) unsigned
 hwt_unwind_entry_key(uintptr_t lo, uintptr_t last, unsigned max, const uint64_t *constants,
                      uint64_t *key)
@@ -258,7 +258,6 @@ hwt_unwind_entry_key(uintptr_t lo, uintptr_t last, unsigned max, const uint64_t 
     struct hwt_caller unused = {0, 0};
     return hwt_unwind_walk_from(unused, true, lo, last, max, constants, key, NULL, NULL, NULL);
 }
-#endif
 
 /* The stack of the interrupted code: pcs[0] is the faulting pc. ucontext is the
  * third argument of an SA_SIGINFO handler. more: NULL, or where to put the number of frames

@@ -57,9 +57,9 @@ enum {
      * need not test the cache pointer. Set first: the thread's initial value */
     HWT_TCACHE_NONE = 64,
     /* the CPU has no single-instruction compare-and-swap (aarch64 without LSE, which a CPU
-     * with MTE always has): the inlined copies of the other gates do not match, so their
-     * swap on the slot word can be one CASAL (arch/cas.h); the allocator alone here has a
-     * copy of its own, whose swap is the compiler's LL/SC loop (alloc_fast.h) */
+     * with MTE always has): free's swap on the slot word is the compiler's LL/SC loop, one
+     * CASAL without this flag (arch/cas.h). The allocator alone here has an inlined copy
+     * of its own (alloc_fast.h) */
     HWT_TCACHE_LLSC = 128,
 };
 

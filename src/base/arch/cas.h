@@ -1,10 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /* Compare-and-swap of a 64-bit word in one instruction: CASAL (Armv8.1 LSE, which every CPU
- * with MTE has). Only for code that runs where the CPU has it: tagged code, and the
- * allocator's copies that a thread without it never enters (tcache.h, HWT_TCACHE_LLSC;
- * hwt_os_has_cas tells).
- * Elsewhere the compiler's builtin: an LL/SC loop on aarch64's baseline, six instructions
- * where this is four. */
+ * with MTE has). Only for code that runs where the CPU has it: free's swap in a thread
+ * whose cache lacks HWT_TCACHE_LLSC (tcache.h; hwt_os_has_cas tells), where the compiler's
+ * builtin is an LL/SC loop, six instructions where this is four. On other architectures
+ * the builtin. */
 #ifndef HWT_ARCH_CAS_H
 #define HWT_ARCH_CAS_H
 

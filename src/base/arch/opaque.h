@@ -26,22 +26,6 @@
 #define hwt_arch_tls_kept(x) ((void)0)
 #endif
 
-/* base + (i << 4), the address of a 16-byte entry, formed in a register the compiler
- * cannot see into, so that an access to the entry's two words is one load or store pair
- * at that address. On aarch64 one add of the zero-extended, scaled index (GCC
- * zero-extended and shifted first). */
-static inline __attribute__((always_inline)) void *hwt_arch_index16(void *base, uint32_t i)
-{
-    char *e;
-#if defined(__aarch64__)
-    __asm__("add %0, %1, %w2, uxtw #4" : "=r"(e) : "r"(base), "r"(i));
-#else
-    e = (char *)base + ((uintptr_t)i << 4);
-    hwt_arch_opaque(e);
-#endif
-    return e;
-}
-
 /* base + ((e & 0xff) << 4): the 16-byte entry indexed by e's low byte. On aarch64 one add
  * of the zero-extended byte, scaled (GCC extracted and shifted the byte first). */
 static inline __attribute__((always_inline)) void *hwt_arch_index16_low8(void *base, uint32_t e)
