@@ -226,6 +226,37 @@ __attribute__((noipa)) static void key_via_b(struct keys *k)
     sink++;
 }
 
+#if HWT_ARCH_HAVE_FRAMELESS
+/* The key of the stack above this function, walked from x30 and x29 copied out first
+ * (keys[0]) and in place (keys[1], hwt_unwind_entry_key: the frameless entry points'
+ * walk), with their frame counts. No call in between: both read the same two registers. */
+__attribute__((noipa)) static void entry_keys(uintptr_t lo, uintptr_t last, uint64_t keys[2],
+                                              unsigned n[2])
+{
+    struct hwt_caller c;
+    hwt_arch_entry_caller(&c.pc, &c.fp);
+    n[0] = hwt_unwind_caller_key(c, lo, last, KEY_FRAMES, hwt_unwind_key_constants, &keys[0]);
+    n[1] = hwt_unwind_entry_key(lo, last, KEY_FRAMES, hwt_unwind_key_constants, &keys[1]);
+}
+#endif
+
+static void test_entry_key_matches_the_copied_callers(void **state)
+{
+    (void)state;
+#if HWT_ARCH_HAVE_FRAMELESS
+    uintptr_t lo, hi;
+    assert_true(hwt_unwind_stack_bounds((uintptr_t)__builtin_frame_address(0), &lo, &hi));
+    uint64_t keys[2] = {1, 2};
+    unsigned n[2] = {0, 0};
+    entry_keys(lo, hi - 2 * sizeof(uintptr_t), keys, n);
+    assert_true(n[0] > 2); /* the walk went through the records above, not only x30 */
+    assert_int_equal(n[1], n[0]);
+    assert_true(keys[1] == keys[0]);
+#else
+    skip();
+#endif
+}
+
 static void *thread_keys(void *arg)
 {
     key_via_a(arg);
@@ -559,6 +590,7 @@ int main(void)
         cmocka_unit_test(test_fast_unwind_respects_max),
         cmocka_unit_test(test_fast_unwind_in_thread),
         cmocka_unit_test(test_walk_key_matches_capture),
+        cmocka_unit_test(test_entry_key_matches_the_copied_callers),
         cmocka_unit_test(test_thread_stack_bounds),
         cmocka_unit_test(test_readable_stops_at_unreadable_page),
         cmocka_unit_test(test_stored_walk_matches_capture),
