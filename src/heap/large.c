@@ -309,17 +309,20 @@ void hwt_large_walk_live(void (*fn)(const struct hwt_object *obj, void *arg), vo
 
 void hwt_large_lock(void)
 {
+    hwt_large_map_lock();
     hwt_lock(&large_lock);
 }
 
 void hwt_large_unlock(void)
 {
     hwt_unlock(&large_lock);
+    hwt_large_map_unlock();
 }
 
 void hwt_large_reset_lock(void)
 {
     hwt_lock_reset(&large_lock);
+    hwt_large_map_reset_lock();
 }
 
 uint64_t hwt_large_mapped(void)
@@ -354,7 +357,7 @@ size_t hwt_large_unmap_cached(void)
             given += size[i];
         }
     } while (n == BATCH);
-    return given;
+    return given + hwt_large_map_give_unused();
 }
 
 size_t hwt_large_cached_resident(void)

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* Private to large.c and large_map.c: a page-backed object's mapping (its size, its aligned
  * placement, its guard tags, the cut of a loose fit) and the retagging of its object area.
- * Nothing here takes a lock, records, caches or counts a mapping: large.c does. */
+ * Nothing here takes large.c's lock, records, caches or counts a mapping: large.c does. */
 #ifndef HWT_LARGE_MAP_H
 #define HWT_LARGE_MAP_H
 
@@ -46,9 +46,19 @@ static inline void hwt_large_map_retag(struct hwt_large *l, size_t usable, unsig
     l->area_tag = (uint8_t)tag;
 }
 
-/* A fresh mapping of need bytes whose second page is aligned to align; NULL when the OS
- * refuses memory. */
+/* A fresh mapping of need bytes whose second page is aligned to align, all zero; NULL when
+ * the OS refuses memory. */
 void *hwt_large_map_aligned(size_t need, size_t align, bool mte);
+/* The unused ends of the chunks mappings are carved from, as [lo[i], hi[i]): their count,
+ * 0 when a chunk was being replaced. Without the lock (the leak check's stopped world). */
+unsigned hwt_large_map_unused(uintptr_t lo[2], uintptr_t hi[2]);
+/* Out of memory: gives the chunks' unused ends back and maps each mapping from now on;
+ * returns the bytes given back. */
+size_t hwt_large_map_give_unused(void);
+/* The carving lock, for fork (taken before large.c's lock, never under it). */
+void hwt_large_map_lock(void);
+void hwt_large_map_unlock(void);
+void hwt_large_map_reset_lock(void);
 /* Fills the new record l for the fresh mapping m of need bytes holding an object of usable
  * bytes, and tags its guards free. Its state and the lookups are the caller's. */
 void hwt_large_map_place(struct hwt_large *l, void *m, size_t need, size_t usable, size_t align,

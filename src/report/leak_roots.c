@@ -233,7 +233,9 @@ bool hwt_leak_roots_skip(const struct hwt_leak_graph *g, const struct hwt_leak_w
     size_t nlarge = 0;
     for (size_t i = 0; i < g->count; i++)
         nlarge += (g->objects[i].marks & HWT_LEAK_LARGE) != 0;
-    size_t cap = nmeta + nregions + nlarge + 4;
+    uintptr_t unused_lo[2], unused_hi[2];
+    unsigned nunused = hwt_large_map_unused(unused_lo, unused_hi);
+    size_t cap = nmeta + nregions + nlarge + nunused + 4;
     *bytes = hwt_align_up(cap * sizeof(**out), hwt_os_page_size);
     struct hwt_leak_range *r = hwt_os_map(*bytes, false);
     if (r == NULL)
@@ -257,6 +259,9 @@ bool hwt_leak_roots_skip(const struct hwt_leak_graph *g, const struct hwt_leak_w
                 (struct hwt_leak_range){o->start - hwt_os_page_size,
                                         o->start - hwt_os_page_size + hwt_large_map_size(o->size)};
     }
+    /* untouched address space of the heap's own: scanning it would only fault it in */
+    for (unsigned i = 0; i < nunused; i++)
+        r[k++] = (struct hwt_leak_range){unused_lo[i], unused_hi[i]};
     r[k++] = (struct hwt_leak_range){(uintptr_t)g->objects, (uintptr_t)g->objects + g->map_bytes};
     r[k++] = (struct hwt_leak_range){(uintptr_t)g->roots, (uintptr_t)g->roots + g->roots_bytes};
     r[k++] = (struct hwt_leak_range){(uintptr_t)w->threads,

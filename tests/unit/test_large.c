@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* Page-backed objects: round trips, guard tails, lookups, sampling and reused mappings. */
+/* Page-backed objects: carved mappings, round trips, guard tails, lookups, sampling and
+ * reused mappings. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -7,6 +8,7 @@
 #include <cmocka.h>
 
 #include <errno.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -328,6 +330,105 @@ static int in_child(void (*child)(int fd), void *out, size_t size, ssize_t *got)
     int status = 0;
     assert_int_equal(waitpid(pid, &status, 0), pid);
     return status;
+}
+
+/* A child's end: its result code down the pipe. */
+static void child_exit(int fd, int r)
+{
+    ssize_t w = write(fd, &r, sizeof(r));
+    _exit(w == (ssize_t)sizeof(r) ? 0 : 1);
+}
+
+/* The result code child wrote, once it exited normally. */
+static int child_code(void (*child)(int fd))
+{
+    int r = -1;
+    ssize_t got;
+    int status = in_child(child, &r, sizeof(r), &got);
+    assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    assert_int_equal(got, sizeof(r));
+    return r;
+}
+
+/* In a child, so that the cache keeps none of its mappings for the other tests: fresh
+ * mappings of up to 1 MiB are carved in address order from a chunk of their kind, each new
+ * one ending where that chunk's unused end begins; none overlaps another, and each comes
+ * zeroed. Writes 0 when all held, else prints what did not. */
+static void carve_child(int fd)
+{
+    enum { N = 24 };
+    unsigned char *p[N];
+    size_t size[N];
+    int r = 0;
+    for (unsigned i = 0; i < N && r == 0; i++) {
+        size[i] = 20000 + i * 5000;
+        p[i] = hwt_large_alloc(size[i], 16, true, ALLOC_STACK, NULL); /* fresh: not zeroed */
+        struct hwt_object o;
+        if (p[i] == NULL || !hwt_lookup_addr(mte_untag(p[i]), &o)) {
+            r = 1;
+            break;
+        }
+        uintptr_t map_end = o.start - hwt_os_page_size + hwt_large_map_size(size[i]);
+        uintptr_t lo[2], hi[2];
+        unsigned n = hwt_large_map_unused(lo, hi), k = 0;
+        while (k < n && lo[k] != map_end)
+            k++;
+        if (k == n) {
+            fprintf(stderr,
+                    "object %u (%zu bytes): its mapping ends at %#lx, no chunk's unused "
+                    "end begins there (%u unused ends)\n",
+                    i, size[i], (unsigned long)map_end, n);
+            r = 2;
+        }
+        for (size_t b = 0; b < size[i] && r == 0; b++)
+            if (p[i][b] != 0) {
+                fprintf(stderr, "fresh object %u: byte %zu is %#x\n", i, b, p[i][b]);
+                r = 3;
+            }
+        memset(p[i], (int)i + 1, size[i]);
+    }
+    for (unsigned i = 0; i < N && r == 0; i++)
+        for (size_t b = 0; b < size[i] && r == 0; b++)
+            if (p[i][b] != i + 1) {
+                fprintf(stderr, "object %u: byte %zu is %#x, not %#x\n", i, b, p[i][b], i + 1);
+                r = 4;
+            }
+    child_exit(fd, r);
+}
+
+static void test_fresh_mappings_are_carved_in_order(void **state)
+{
+    (void)state;
+    assert_int_equal(child_code(carve_child), 0);
+}
+
+/* In a child: once the chunks' unused ends went back (out of memory), objects still get
+ * zeroed mappings, each of its own, and no chunk is mapped again. Writes 0 when all held. */
+static void no_carve_child(int fd)
+{
+    uintptr_t lo[2], hi[2];
+    int r = 0;
+    (void)hwt_large_map_give_unused();
+    for (unsigned i = 0; i < 8 && r == 0; i++) {
+        unsigned char *q = hwt_large_alloc(30000 + i * 4096, 16, true, ALLOC_STACK, NULL);
+        if (q == NULL)
+            r = 1;
+        else if (q[0] != 0 || q[29999] != 0)
+            r = 2;
+        else if (hwt_large_map_unused(lo, hi) != 0)
+            r = 3;
+    }
+    child_exit(fd, r);
+}
+
+static void test_no_carving_after_the_unused_ends_went_back(void **state)
+{
+    (void)state;
+    int r = child_code(no_carve_child);
+    if (r != 0)
+        fail_msg("after the unused ends went back: %s", r == 1   ? "no memory"
+                                                        : r == 2 ? "a fresh object was not zero"
+                                                                 : "a chunk again");
 }
 
 /* In a child: frees a large allocation whose aligned start sits deep inside its mapping,
@@ -871,6 +972,18 @@ static void test_leak_skip_is_the_large_mapping_alone(void **state)
         }
     }
     assert_true(found);
+    /* and the chunks' unused ends, which nothing has touched */
+    uintptr_t lo[2], hi[2];
+    unsigned nunused = hwt_large_map_unused(lo, hi);
+    assert_true(nunused > 0);
+    for (unsigned k = 0; k < nunused; k++) {
+        size_t i = 0;
+        while (i < n && (skip[i].lo != lo[k] || skip[i].hi != hi[k]))
+            i++;
+        if (i == n)
+            fail_msg("the unused end [%#lx, %#lx) is not skipped", (unsigned long)lo[k],
+                     (unsigned long)hi[k]);
+    }
     /* the object's own record says where its mapping ends */
     struct hwt_object o;
     assert_true(hwt_lookup_addr(obj.start, &o));
@@ -882,8 +995,11 @@ static void test_leak_skip_is_the_large_mapping_alone(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_fresh_mappings_are_carved_in_order, setup, teardown),
         cmocka_unit_test_setup_teardown(test_leak_skip_is_the_large_mapping_alone, setup, teardown),
         cmocka_unit_test_setup_teardown(test_reuse_prefers_a_close_fit, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_no_carving_after_the_unused_ends_went_back, setup,
+                                        teardown),
         cmocka_unit_test_setup_teardown(test_trim_gives_back_pages_past_the_last_object, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_round_trip, setup, teardown),
