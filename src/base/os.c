@@ -12,8 +12,10 @@
 #include <sys/sysinfo.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
+#include <time.h>
 #include <unistd.h>
 
+#include "arch/clock.h"
 #include "arch/mte.h"
 
 #ifndef PROT_MTE
@@ -88,6 +90,19 @@ void *hwt_os_reserve(size_t size, size_t align)
 bool hwt_os_commit(void *addr, size_t size, bool tagged)
 {
     return mprotect(addr, size, prot_for(tagged)) == 0;
+}
+
+uint32_t hwt_os_clock_ms(void)
+{
+#if HWT_HAVE_ARCH_CLOCK
+    uint64_t per_ms = hwt_arch_clock_hz() / 1000;
+    return (uint32_t)(hwt_arch_clock() / (per_ms != 0 ? per_ms : 1));
+#else
+    struct timespec ts;
+    if (clock_gettime(CLOCK_MONOTONIC_COARSE, &ts) != 0)
+        return 0;
+    return (uint32_t)((uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u);
+#endif
 }
 
 void hwt_os_unmap(void *addr, size_t size)

@@ -24,6 +24,9 @@ bool hwt_os_commit(void *addr, size_t size, bool tagged);
 void hwt_os_unmap(void *addr, size_t size);
 /* Gives the pages back to the OS; they read as zero (and tag 0) afterwards. */
 void hwt_os_decommit(void *addr, size_t size);
+/* A monotonic clock in milliseconds, wrapping (compare differences): a few nanoseconds
+ * natively (the vDSO's coarse clock), one instruction on aarch64 (the generic timer). */
+uint32_t hwt_os_clock_ms(void);
 /* How many pages of [addr, addr+size) are resident (mincore); all of them when it fails. */
 size_t hwt_os_resident_pages(void *addr, size_t size);
 

@@ -17,16 +17,13 @@
 
 #define BITS_PER_WORD 64u
 /* Fully free spans kept committed for reuse, per class: one for classes of slots up to
- * KEEP_EMPTY_MAX_SLOT, none for bigger ones (a python3 start-up frees 8 KiB buffers now and
- * then, and each empty 64 KiB span it kept would be resident when it is done). A class that
- * has taken back KEEP_CHURN_RETAKES spans it gave away churns them (python3 start-up takes
- * back 41 at most in one class): it keeps its spans committed up to the most it had in use
- * lately (HWT_SLAB_PEAK_WINDOW), at least KEEP_CHURN of them and at most
- * HWT_SLAB_KEEP_CHURN_MAX_BYTES. Without it, programs that hand objects between threads
- * (rpmalloc's rptest) gave back spans and faulted them in again thousands of times, and
- * were slower than glibc with several times its page faults; a fixed handful kept still
- * left a producer and a consumer of small objects (xmalloc-test) cycling one span many
- * times a second. Keeping up to the recent peak is what stops the cycle. */
+ * KEEP_EMPTY_MAX_SLOT, none for bigger ones (python3 start-up frees 8 KiB buffers now and
+ * then; each empty 64 KiB span kept would be resident at its end). A class that has taken
+ * back KEEP_CHURN_RETAKES spans it gave away churns them (python3 start-up: 41 at most in
+ * one class): it keeps up to the most spans it had in use lately (HWT_SLAB_PEAK_WINDOW),
+ * at least KEEP_CHURN and at most HWT_SLAB_KEEP_CHURN_MAX_BYTES. Without it, rptest's
+ * threads faulted spans in again thousands of times, and a fixed handful left a producer
+ * and a consumer (xmalloc-test) cycling one span many times a second. */
 #define KEEP_EMPTY_MAX_SLOT 4096u
 #define KEEP_CHURN 4u
 #define KEEP_CHURN_RETAKES 64u
@@ -37,15 +34,23 @@
  * all. */
 #define KEEP_CHURN_ARENA_RETAKES 256u
 #define KEEP_CHURN_JOIN_RETAKES 8u
+/* A fully free span beyond what its class keeps retires: it goes back once unused from one
+ * tick of RETIRE_TICK_MS to the next (10-20 ms; mimalloc delays its purges by 10 ms too),
+ * and a class that soon needs a span again reuses it warm. rptest gave back 1260 spans a
+ * run and faulted most in again before its classes learnt to churn (above); lowering that
+ * bar instead kept 2.5 MiB more of python3 start-up's heap at its end. */
+#define RETIRE_TICK_MS 10u
 
 struct central {
-    struct hwt_lock lock;
     struct hwt_span *partial;  /* nfree > 0 */
     struct hwt_span *empty;    /* fully free, committed spans kept for reuse, newest first */
     struct hwt_span *released; /* fully free, pages given back to the OS */
-    uint32_t nempty;           /* spans on empty */
-    uint32_t retakes;          /* released spans taken back, up to KEEP_CHURN_RETAKES */
-    uint32_t in_use;           /* spans with a slot taken (not on empty or released) */
+    /* fully free, committed spans retired since the last tick, and before it */
+    struct hwt_span *young, *old;
+    struct hwt_lock lock;
+    uint16_t nempty;  /* spans on empty */
+    uint16_t retakes; /* released spans taken back, up to KEEP_CHURN_RETAKES */
+    uint32_t in_use;  /* spans with a slot taken (not empty, retired or released) */
     /* the most spans in use in this window of span events, and in the last one */
     uint32_t peak_now, peak_last;
     uint32_t events; /* spans taken into use or emptied in this window */
@@ -61,6 +66,8 @@ static uint32_t arena_retakes[HWT_ARENAS];
  * take's), for the fork child's reset. */
 static unsigned arenas_locked;
 static uint64_t heap_mapped_bytes; /* committed span bytes, less released ones */
+static uint32_t retired_spans;     /* on the classes' young and old lists (atomic) */
+static uint32_t next_tick_ms;      /* when the next tick is due (atomic; hwt_os_clock_ms) */
 
 void hwt_slab_init(void)
 {
@@ -106,16 +113,82 @@ static struct hwt_span *span_new(struct central *c, unsigned arena, unsigned cls
     return s;
 }
 
-/* A span to take slots from: partial first, then a kept empty one, then a released one
- * (re-tagged, as its pages came back zeroed with tag 0), then a new one. */
+/* Gives a fully free span's pages back; it waits on the released list, untagged. */
+static void release_locked(struct central *c, struct hwt_span *s)
+{
+    hwt_os_decommit((void *)s->base, hwt_span_bytes(s));
+    __atomic_sub_fetch(&heap_mapped_bytes, hwt_span_bytes(s), __ATOMIC_RELAXED);
+    hwt_slab_span_push(&c->released, s, HWT_SPAN_LIST_RELEASED);
+}
+
+/* s, fully free and beyond what c keeps, waits a tick or two before it goes back. */
+static void retire_locked(struct central *c, struct hwt_span *s)
+{
+    hwt_slab_span_push(&c->young, s, HWT_SPAN_LIST_EMPTY);
+    __atomic_add_fetch(&retired_spans, 1, __ATOMIC_RELAXED);
+}
+
+/* Gives back every span of list, c's empty or a retired one; returns the bytes. */
+static size_t release_all_locked(struct central *c, struct hwt_span **list)
+{
+    size_t given = 0;
+    struct hwt_span *s;
+    while ((s = *list) != NULL) {
+        hwt_slab_span_unlink(list, s);
+        if (list == &c->empty)
+            c->nempty--;
+        else
+            __atomic_sub_fetch(&retired_spans, 1, __ATOMIC_RELAXED);
+        release_locked(c, s);
+        given += hwt_span_bytes(s);
+    }
+    return given;
+}
+
+void hwt_slab_tick(void)
+{
+    unsigned arenas = __atomic_load_n(&arenas_locked, __ATOMIC_RELAXED);
+    for (unsigned k = 0; k < arenas * HWT_NUM_CLASSES && k < HWT_ARENAS * HWT_NUM_CLASSES; k++) {
+        struct central *c = &centrals[k / HWT_NUM_CLASSES][k % HWT_NUM_CLASSES];
+        if (!hwt_trylock(&c->lock))
+            continue;
+        release_all_locked(c, &c->old);
+        c->old = c->young;
+        c->young = NULL;
+        hwt_unlock(&c->lock);
+    }
+}
+
+/* A tick, once one is due, in whichever thread sees it after taking or giving slots. */
+static void tick_if_due(void)
+{
+    if (__atomic_load_n(&retired_spans, __ATOMIC_RELAXED) == 0)
+        return;
+    uint32_t now = hwt_os_clock_ms();
+    uint32_t due = __atomic_load_n(&next_tick_ms, __ATOMIC_RELAXED);
+    if ((int32_t)(now - due) >= 0 &&
+        __atomic_compare_exchange_n(&next_tick_ms, &due, now + RETIRE_TICK_MS, false,
+                                    __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+        hwt_slab_tick();
+}
+
+/* A span to take slots from: partial first, then a kept empty one, then a retired one (the
+ * older first: it would go back sooner), then a released one (re-tagged, as its pages came
+ * back zeroed with tag 0), then a new one. */
 static struct hwt_span *span_for_take_locked(struct central *c, unsigned arena, unsigned cls)
 {
     if (c->partial != NULL)
         return c->partial;
-    struct hwt_span *s = c->empty;
+    struct hwt_span **committed = c->empty != NULL ? &c->empty
+                                  : c->old != NULL ? &c->old
+                                                   : &c->young;
+    struct hwt_span *s = *committed;
     if (s != NULL) {
-        hwt_slab_span_unlink(&c->empty, s);
-        c->nempty--;
+        hwt_slab_span_unlink(committed, s);
+        if (committed == &c->empty)
+            c->nempty--;
+        else
+            __atomic_sub_fetch(&retired_spans, 1, __ATOMIC_RELAXED);
     } else if ((s = c->released) != NULL) {
         hwt_slab_span_unlink(&c->released, s);
         if (c->retakes < KEEP_CHURN_RETAKES)
@@ -166,15 +239,8 @@ unsigned hwt_slab_take(unsigned arena, unsigned cls, struct hwt_slab_ref *out, u
             HWT_CHECK(hwt_slab_span_consistent(s));
     }
     hwt_unlock(&c->lock);
+    tick_if_due();
     return got;
-}
-
-/* Gives a fully free span's pages back; it waits on the released list, untagged. */
-static void release_locked(struct central *c, struct hwt_span *s)
-{
-    hwt_os_decommit((void *)s->base, hwt_span_bytes(s));
-    __atomic_sub_fetch(&heap_mapped_bytes, hwt_span_bytes(s), __ATOMIC_RELAXED);
-    hwt_slab_span_push(&c->released, s, HWT_SPAN_LIST_RELEASED);
 }
 
 /* Whether c, a class of arena, churns its spans (see KEEP_CHURN). */
@@ -210,19 +276,19 @@ static void span_became_empty_locked(struct central *c, struct hwt_span *s)
         c->events = 0;
     }
     unsigned keep = keep_empty(c, s->arena, hwt_span_bytes(s), s->slot_size);
-    /* more kept than the peak now allows: one goes back at each event, as it falls */
+    /* more kept than the peak now allows: one retires at each event, as it falls */
     if (c->nempty > keep) {
         struct hwt_span *kept = c->empty;
         hwt_slab_span_unlink(&c->empty, kept);
         c->nempty--;
-        release_locked(c, kept);
+        retire_locked(c, kept);
     }
     if (c->nempty < keep) {
         hwt_slab_span_push(&c->empty, s, HWT_SPAN_LIST_EMPTY);
         c->nempty++;
         return;
     }
-    release_locked(c, s);
+    retire_locked(c, s);
 }
 
 void hwt_slab_give(unsigned cls, const struct hwt_slab_ref *slots, unsigned n)
@@ -261,6 +327,7 @@ void hwt_slab_give(unsigned cls, const struct hwt_slab_ref *slots, unsigned n)
     }
     if (c != NULL)
         hwt_unlock(&c->lock);
+    tick_if_due();
 }
 
 /* In a fork child: gives back one slot found in a dead thread's cache bin, which the fork
@@ -375,13 +442,8 @@ size_t hwt_slab_trim(void)
     for (unsigned k = 0; k < HWT_ARENAS * HWT_NUM_CLASSES; k++) {
         struct central *c = &centrals[k / HWT_NUM_CLASSES][k % HWT_NUM_CLASSES];
         hwt_lock(&c->lock);
-        struct hwt_span *s;
-        while ((s = c->empty) != NULL) {
-            hwt_slab_span_unlink(&c->empty, s);
-            c->nempty--;
-            release_locked(c, s);
-            given += hwt_span_bytes(s);
-        }
+        given += release_all_locked(c, &c->empty) + release_all_locked(c, &c->young) +
+                 release_all_locked(c, &c->old);
         hwt_unlock(&c->lock);
     }
     return given;

@@ -40,6 +40,9 @@ struct hwt_slab_ref {
 /* ... and keeps at most this many bytes of them empty, per class and arena */
 #define HWT_SLAB_KEEP_CHURN_MAX_BYTES ((size_t)32 << 20)
 
+/* Ages the retired spans (slab.c, RETIRE_TICK_MS), locks not held: in each class whose lock
+ * it gets, those retired before the last tick go back, and the others wait for the next. */
+void hwt_slab_tick(void);
 /* Takes up to n available slots of class cls from arena's spans into out (untagged
  * addresses; memory tag HWT_TAG_FREE). Returns how many; 0 when out of memory. */
 unsigned hwt_slab_take(unsigned arena, unsigned cls, struct hwt_slab_ref *out, unsigned n);

@@ -36,7 +36,7 @@ static unsigned take_addrs(unsigned cls, uintptr_t *out, unsigned n)
     return got;
 }
 
-static void give_addrs(unsigned cls, const uintptr_t *in, unsigned n)
+static void give_refs(unsigned cls, const uintptr_t *in, unsigned n)
 {
     struct hwt_slab_ref refs[1024];
     assert_true(n <= 1024);
@@ -45,6 +45,15 @@ static void give_addrs(unsigned cls, const uintptr_t *in, unsigned n)
         refs[i] = (struct hwt_slab_ref){in[i], &s->slots[hwt_slab_index(s, in[i])]};
     }
     hwt_slab_give(cls, refs, n);
+}
+
+/* Gives slots back, and lets the spans that retired go back (two ticks), as they do once
+ * unused for longer than a tick. */
+static void give_addrs(unsigned cls, const uintptr_t *in, unsigned n)
+{
+    give_refs(cls, in, n);
+    hwt_slab_tick();
+    hwt_slab_tick();
 }
 
 static int group_setup(void **state)
@@ -255,6 +264,39 @@ static void test_churning_class_keeps_a_bounded_peak(void **state)
         fail_msg("a churning class with a peak of %u spans of %zu kept %llu bytes, not %zu", spans,
                  span, (unsigned long long)kept, HWT_SLAB_KEEP_CHURN_MAX_BYTES);
     hwt_slab_trim();
+}
+
+/* A class that keeps no empty span (slots above 4 KiB, not churning) retires an emptied
+ * span: it stays committed, the next take reuses it, and unused it goes back at the second
+ * tick after it retired, not at the first. */
+static void test_emptied_span_retires_before_it_goes_back(void **state)
+{
+    (void)state;
+    unsigned cls = hwt_size_class_of(6000); /* no other test of this file uses it */
+    size_t span = hwt_size_class_span(cls);
+    unsigned per_span = (unsigned)(span / hwt_size_class_size(cls));
+    uintptr_t slots[CHURN_MAX], again[CHURN_MAX];
+    assert_true(hwt_size_class_size(cls) > 4096 && per_span <= CHURN_MAX);
+    hwt_slab_tick(); /* whatever other tests retired goes back */
+    hwt_slab_tick();
+    const uint64_t base = hwt_slab_mapped();
+    assert_int_equal(take_addrs(cls, slots, per_span), per_span);
+    assert_int_equal(hwt_slab_mapped() - base, span);
+    give_refs(cls, slots, per_span);
+    if (hwt_slab_mapped() - base != span)
+        fail_msg("an emptied span of %zu went back at once: %llu bytes left committed", span,
+                 (unsigned long long)(hwt_slab_mapped() - base));
+    assert_int_equal(take_addrs(cls, again, per_span), per_span);
+    assert_ptr_equal(hwt_slab_span_of(again[0]), hwt_slab_span_of(slots[0]));
+    assert_int_equal(hwt_slab_mapped() - base, span);
+    give_refs(cls, again, per_span);
+    hwt_slab_tick();
+    if (hwt_slab_mapped() - base != span)
+        fail_msg("a retired span went back at the first tick");
+    hwt_slab_tick();
+    if (hwt_slab_mapped() != base)
+        fail_msg("a retired span was still committed after two ticks (%llu bytes)",
+                 (unsigned long long)(hwt_slab_mapped() - base));
 }
 
 /* Once the arena's classes have taken back 256 spans together, a class churns from its
@@ -788,6 +830,7 @@ int main(void)
         cmocka_unit_test(test_churning_class_keeps_its_peak_of_spans),
         cmocka_unit_test(test_churning_class_keeps_a_bounded_peak),
         cmocka_unit_test(test_churning_arena_makes_a_class_churn_sooner),
+        cmocka_unit_test(test_emptied_span_retires_before_it_goes_back),
     };
     return cmocka_run_group_tests(tests, group_setup, NULL);
 }
