@@ -28,10 +28,8 @@
 #define KEEP_CHURN 4u
 #define KEEP_CHURN_RETAKES 64u
 /* Once an arena's classes have taken back KEEP_CHURN_ARENA_RETAKES spans together, a class of
- * it churns from KEEP_CHURN_JOIN_RETAKES: rptest spreads its churn over some 40 classes an
- * arena, and 64 take-backs each gave back 2613 spans and faulted 2290 in again (27k faults,
- * glibc 14k); with this rule 978 and 956 (14.6k faults). python3 start-up takes back 68 in
- * all. */
+ * it churns from KEEP_CHURN_JOIN_RETAKES: rptest churns some 40 classes an arena, and gave
+ * back 2613 spans (27k faults, glibc 14k), with this rule 978. python3 start-up: 68. */
 #define KEEP_CHURN_ARENA_RETAKES 256u
 #define KEEP_CHURN_JOIN_RETAKES 8u
 /* A fully free span beyond what its class keeps retires: it goes back once unused from one
@@ -66,7 +64,7 @@ static uint32_t arena_retakes[HWT_ARENAS];
  * take's), for the fork child's reset. */
 static unsigned arenas_locked;
 static uint64_t heap_mapped_bytes; /* committed span bytes, less released ones */
-static uint32_t retired_spans;     /* on the classes' young and old lists (atomic) */
+static uint64_t retired_bytes;     /* on the classes' young and old lists (atomic) */
 static uint32_t next_tick_ms;      /* when the next tick is due (atomic; hwt_os_clock_ms) */
 
 void hwt_slab_init(void)
@@ -121,11 +119,17 @@ static void release_locked(struct central *c, struct hwt_span *s)
     hwt_slab_span_push(&c->released, s, HWT_SPAN_LIST_RELEASED);
 }
 
-/* s, fully free and beyond what c keeps, waits a tick or two before it goes back. */
+/* s, fully free and beyond what c keeps, waits a tick or two before it goes back; at once
+ * when HWT_SLAB_RETIRE_MAX_BYTES wait already. */
 static void retire_locked(struct central *c, struct hwt_span *s)
 {
+    size_t bytes = hwt_span_bytes(s);
+    if (__atomic_load_n(&retired_bytes, __ATOMIC_RELAXED) + bytes > HWT_SLAB_RETIRE_MAX_BYTES) {
+        release_locked(c, s);
+        return;
+    }
     hwt_slab_span_push(&c->young, s, HWT_SPAN_LIST_EMPTY);
-    __atomic_add_fetch(&retired_spans, 1, __ATOMIC_RELAXED);
+    __atomic_add_fetch(&retired_bytes, bytes, __ATOMIC_RELAXED);
 }
 
 /* Gives back every span of list, c's empty or a retired one; returns the bytes. */
@@ -138,7 +142,7 @@ static size_t release_all_locked(struct central *c, struct hwt_span **list)
         if (list == &c->empty)
             c->nempty--;
         else
-            __atomic_sub_fetch(&retired_spans, 1, __ATOMIC_RELAXED);
+            __atomic_sub_fetch(&retired_bytes, hwt_span_bytes(s), __ATOMIC_RELAXED);
         release_locked(c, s);
         given += hwt_span_bytes(s);
     }
@@ -162,7 +166,7 @@ void hwt_slab_tick(void)
 /* A tick, once one is due, in whichever thread sees it after taking or giving slots. */
 static void tick_if_due(void)
 {
-    if (__atomic_load_n(&retired_spans, __ATOMIC_RELAXED) == 0)
+    if (__atomic_load_n(&retired_bytes, __ATOMIC_RELAXED) == 0)
         return;
     uint32_t now = hwt_os_clock_ms();
     uint32_t due = __atomic_load_n(&next_tick_ms, __ATOMIC_RELAXED);
@@ -188,7 +192,7 @@ static struct hwt_span *span_for_take_locked(struct central *c, unsigned arena, 
         if (committed == &c->empty)
             c->nempty--;
         else
-            __atomic_sub_fetch(&retired_spans, 1, __ATOMIC_RELAXED);
+            __atomic_sub_fetch(&retired_bytes, hwt_span_bytes(s), __ATOMIC_RELAXED);
     } else if ((s = c->released) != NULL) {
         hwt_slab_span_unlink(&c->released, s);
         if (c->retakes < KEEP_CHURN_RETAKES)
@@ -355,16 +359,6 @@ bool hwt_slab_give_adopted(unsigned cls, uintptr_t addr)
     if (ok)
         hwt_slab_give(cls, &(struct hwt_slab_ref){addr, &s->slots[idx]}, 1);
     return ok;
-}
-
-size_t hwt_slab_requested(const struct hwt_span *s, uint32_t idx)
-{
-    return hwt_slab_slot_requested(hwt_slab_slot_load(&s->slots[idx]));
-}
-
-size_t hwt_slab_usable(const struct hwt_span *s, uint32_t idx)
-{
-    return hwt_align_up(hwt_slab_requested(s, idx), HWT_GRANULE);
 }
 
 void hwt_slab_lock_all(void)

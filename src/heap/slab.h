@@ -8,6 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "align.h"
 #include "arch/mte.h"
 #include "object.h"
 #include "size_class.h"
@@ -40,6 +41,10 @@ struct hwt_slab_ref {
 /* ... and keeps at most this many bytes of them empty, per class and arena */
 #define HWT_SLAB_KEEP_CHURN_MAX_BYTES ((size_t)32 << 20)
 
+/* At most this many bytes of spans wait retired (slab.c, RETIRE_TICK_MS) in all; past it an
+ * emptied span goes back at once, so a program that frees much and then stops allocating
+ * (no tick comes) holds at most this much more than before. */
+#define HWT_SLAB_RETIRE_MAX_BYTES ((size_t)16 << 20)
 /* Ages the retired spans (slab.c, RETIRE_TICK_MS), locks not held: in each class whose lock
  * it gets, those retired before the last tick go back, and the others wait for the next. */
 void hwt_slab_tick(void);
@@ -82,9 +87,16 @@ static inline enum hwt_free_check hwt_slab_check(const void *ptr, struct hwt_spa
 }
 
 /* Requested size of the slot's last object. */
-size_t hwt_slab_requested(const struct hwt_span *s, uint32_t idx);
+static inline size_t hwt_slab_requested(const struct hwt_span *s, uint32_t idx)
+{
+    return hwt_slab_slot_requested(hwt_slab_slot_load(&s->slots[idx]));
+}
+
 /* Usable size of a live small object (its requested size rounded up to the granule). */
-size_t hwt_slab_usable(const struct hwt_span *s, uint32_t idx);
+static inline size_t hwt_slab_usable(const struct hwt_span *s, uint32_t idx)
+{
+    return hwt_align_up(hwt_slab_requested(s, idx), HWT_GRANULE);
+}
 
 /* Per size class: spans, committed span bytes, live slots, slots free in their spans
  * (the rest of the slots sit in thread and transfer caches). A lock-free walk, for statistics. */

@@ -299,6 +299,35 @@ static void test_emptied_span_retires_before_it_goes_back(void **state)
                  (unsigned long long)(hwt_slab_mapped() - base));
 }
 
+/* Spans retire up to HWT_SLAB_RETIRE_MAX_BYTES in all: past it an emptied span goes back at
+ * once, so a program that frees much and then stops allocating holds no more than that. */
+static void test_retired_spans_are_bounded(void **state)
+{
+    (void)state;
+    unsigned cls = hwt_size_class_of(5000); /* no other test of this file uses it */
+    size_t span = hwt_size_class_span(cls);
+    unsigned per_span = (unsigned)(span / hwt_size_class_size(cls));
+    unsigned spans = (unsigned)(HWT_SLAB_RETIRE_MAX_BYTES / span) + 16;
+    unsigned n = spans * per_span;
+    uintptr_t *slots = hwt_meta_alloc(n * sizeof(*slots), 16);
+    assert_non_null(slots);
+    assert_true(hwt_size_class_size(cls) > 4096 && hwt_size_class_size(cls) != 6144);
+    hwt_slab_tick(); /* whatever other tests retired goes back */
+    hwt_slab_tick();
+    const uint64_t base = hwt_slab_mapped();
+    take_many(cls, slots, n);
+    assert_true(hwt_slab_mapped() - base >= (uint64_t)spans * span);
+    for (unsigned i = 0; i < n; i += 1024)
+        give_refs(cls, slots + i, n - i < 1024 ? n - i : 1024);
+    uint64_t held = hwt_slab_mapped() - base;
+    if (held == 0 || held > HWT_SLAB_RETIRE_MAX_BYTES)
+        fail_msg("%u emptied spans of %zu left %llu bytes committed, not 1 to %zu", spans, span,
+                 (unsigned long long)held, HWT_SLAB_RETIRE_MAX_BYTES);
+    hwt_slab_tick();
+    hwt_slab_tick();
+    assert_int_equal(hwt_slab_mapped(), base);
+}
+
 /* Once the arena's classes have taken back 256 spans together, a class churns from its
  * eighth take-back: it keeps its peak of spans after 2 rounds of 6, not after 64 take-backs. */
 static void test_churning_arena_makes_a_class_churn_sooner(void **state)
@@ -831,6 +860,7 @@ int main(void)
         cmocka_unit_test(test_churning_class_keeps_a_bounded_peak),
         cmocka_unit_test(test_churning_arena_makes_a_class_churn_sooner),
         cmocka_unit_test(test_emptied_span_retires_before_it_goes_back),
+        cmocka_unit_test(test_retired_spans_are_bounded),
     };
     return cmocka_run_group_tests(tests, group_setup, NULL);
 }
