@@ -25,9 +25,18 @@ struct chunk {
 };
 static struct hwt_lock carve_lock = HWT_LOCK_INIT;
 static struct chunk chunks[2]; /* untagged, tagged; under carve_lock */
-/* Odd while a chunk is replaced: hwt_large_map_unused reads the chunks without the lock. */
-static uint32_t chunk_seq;
-static bool carve_off; /* once a chunk was refused (or given back for memory), map each */
+static bool carve_off;         /* once a chunk was refused (or given back for memory), map each */
+
+/* Makes [cur, end) c's unused end; returns the old one's size, from *old, for the caller to
+ * give back once it has dropped the lock. */
+static size_t chunk_set_locked(struct chunk *c, uintptr_t cur, uintptr_t end, uintptr_t *old)
+{
+    *old = c->cur;
+    size_t old_size = c->end - c->cur;
+    c->cur = cur;
+    c->end = end;
+    return old_size;
+}
 
 /* Replaces c by a new chunk; the caller gives the old unused end back (*old, *old_size). */
 static bool chunk_new_locked(struct chunk *c, bool mte, uintptr_t *old, size_t *old_size)
@@ -38,12 +47,7 @@ static bool chunk_new_locked(struct chunk *c, bool mte, uintptr_t *old, size_t *
         __atomic_store_n(&carve_off, true, __ATOMIC_RELAXED);
         return false;
     }
-    __atomic_add_fetch(&chunk_seq, 1, __ATOMIC_ACQ_REL);
-    *old = c->cur;
-    *old_size = c->end - c->cur;
-    __atomic_store_n(&c->cur, (uintptr_t)m, __ATOMIC_RELAXED);
-    __atomic_store_n(&c->end, (uintptr_t)m + size, __ATOMIC_RELAXED);
-    __atomic_add_fetch(&chunk_seq, 1, __ATOMIC_ACQ_REL);
+    *old_size = chunk_set_locked(c, (uintptr_t)m, (uintptr_t)m + size, old);
     c->next_size = size < CHUNK_MAX ? 2 * size : CHUNK_MAX;
     return true;
 }
@@ -60,7 +64,7 @@ static void *carve(size_t need, bool mte)
     hwt_lock(&carve_lock);
     if (!carve_off && (c->end - c->cur >= need || chunk_new_locked(c, mte, &old, &old_size))) {
         m = c->cur;
-        __atomic_store_n(&c->cur, m + need, __ATOMIC_RELAXED);
+        c->cur = m + need;
     }
     hwt_unlock(&carve_lock);
     if (old_size != 0)
@@ -70,15 +74,16 @@ static void *carve(size_t need, bool mte)
 
 unsigned hwt_large_map_unused(uintptr_t lo[2], uintptr_t hi[2])
 {
-    uint32_t seq = __atomic_load_n(&chunk_seq, __ATOMIC_ACQUIRE);
     unsigned n = 0;
+    if (!hwt_trylock(&carve_lock)) /* a stopped thread holds it: scan them, to be safe */
+        return 0;
     for (unsigned k = 0; k < 2; k++) {
-        lo[n] = __atomic_load_n(&chunks[k].cur, __ATOMIC_RELAXED);
-        hi[n] = __atomic_load_n(&chunks[k].end, __ATOMIC_RELAXED);
+        lo[n] = chunks[k].cur;
+        hi[n] = chunks[k].end;
         n += lo[n] < hi[n];
     }
-    __atomic_thread_fence(__ATOMIC_ACQUIRE);
-    return (seq & 1) == 0 && __atomic_load_n(&chunk_seq, __ATOMIC_RELAXED) == seq ? n : 0;
+    hwt_unlock(&carve_lock);
+    return n;
 }
 
 size_t hwt_large_map_give_unused(void)
@@ -87,14 +92,8 @@ size_t hwt_large_map_give_unused(void)
     size_t size[2], given = 0;
     hwt_lock(&carve_lock);
     __atomic_store_n(&carve_off, true, __ATOMIC_RELAXED);
-    __atomic_add_fetch(&chunk_seq, 1, __ATOMIC_ACQ_REL);
-    for (unsigned k = 0; k < 2; k++) {
-        start[k] = chunks[k].cur;
-        size[k] = chunks[k].end - chunks[k].cur;
-        __atomic_store_n(&chunks[k].cur, 0, __ATOMIC_RELAXED);
-        __atomic_store_n(&chunks[k].end, 0, __ATOMIC_RELAXED);
-    }
-    __atomic_add_fetch(&chunk_seq, 1, __ATOMIC_ACQ_REL);
+    for (unsigned k = 0; k < 2; k++)
+        size[k] = chunk_set_locked(&chunks[k], 0, 0, &start[k]);
     hwt_unlock(&carve_lock);
     for (unsigned k = 0; k < 2; k++) {
         if (size[k] != 0)

@@ -50,7 +50,8 @@ static inline void hwt_large_map_retag(struct hwt_large *l, size_t usable, unsig
  * the OS refuses memory. */
 void *hwt_large_map_aligned(size_t need, size_t align, bool mte);
 /* The unused ends of the chunks mappings are carved from, as [lo[i], hi[i]): their count,
- * 0 when a chunk was being replaced. Without the lock (the leak check's stopped world). */
+ * 0 when another thread holds the carving lock (the leak check's world may be stopped
+ * anywhere: it try-locks). */
 unsigned hwt_large_map_unused(uintptr_t lo[2], uintptr_t hi[2]);
 /* Out of memory: gives the chunks' unused ends back and maps each mapping from now on;
  * returns the bytes given back. */

@@ -16,14 +16,12 @@
 #include "tag.h"
 
 #define BITS_PER_WORD 64u
-/* Fully free spans kept committed for reuse, per class: one for classes of slots up to
- * KEEP_EMPTY_MAX_SLOT, none for bigger ones (python3 start-up frees 8 KiB buffers now and
- * then; each empty 64 KiB span kept would be resident at its end). A class that has taken
- * back KEEP_CHURN_RETAKES spans it gave away churns them (python3 start-up: 41 at most in
- * one class): it keeps up to the most spans it had in use lately (HWT_SLAB_PEAK_WINDOW),
- * at least KEEP_CHURN and at most HWT_SLAB_KEEP_CHURN_MAX_BYTES. Without it, rptest's
- * threads faulted spans in again thousands of times, and a fixed handful left a producer
- * and a consumer (xmalloc-test) cycling one span many times a second. */
+/* Fully free spans kept committed, per class: one up to KEEP_EMPTY_MAX_SLOT, none above
+ * (python3 start-up frees 8 KiB buffers now and then; each empty 64 KiB span kept would be
+ * resident at its end). A class that took back KEEP_CHURN_RETAKES spans it gave away churns
+ * (python3 start-up: 41 at most in one): it keeps up to the most spans it had in use lately
+ * (HWT_SLAB_PEAK_WINDOW), KEEP_CHURN to HWT_SLAB_KEEP_CHURN_MAX_BYTES; else rptest refaulted
+ * spans thousands of times, and xmalloc-test cycled one span many times a second. */
 #define KEEP_EMPTY_MAX_SLOT 4096u
 #define KEEP_CHURN 4u
 #define KEEP_CHURN_RETAKES 64u
@@ -34,9 +32,8 @@
 #define KEEP_CHURN_JOIN_RETAKES 8u
 /* A fully free span beyond what its class keeps retires: it goes back once unused from one
  * tick of RETIRE_TICK_MS to the next (10-20 ms; mimalloc delays its purges by 10 ms too),
- * and a class that soon needs a span again reuses it warm. rptest gave back 1260 spans a
- * run and faulted most in again before its classes learnt to churn (above); lowering that
- * bar instead kept 2.5 MiB more of python3 start-up's heap at its end. */
+ * and a class that soon needs a span again reuses it warm: rptest gave back 1260 spans a
+ * run and faulted most in again before its classes learnt to churn (above). */
 #define RETIRE_TICK_MS 10u
 
 struct central {
@@ -65,7 +62,9 @@ static uint32_t arena_retakes[HWT_ARENAS];
 static unsigned arenas_locked;
 static uint64_t heap_mapped_bytes; /* committed span bytes, less released ones */
 static uint64_t retired_bytes;     /* on the classes' young and old lists (atomic) */
-static uint32_t next_tick_ms;      /* when the next tick is due (atomic; hwt_os_clock_ms) */
+/* per arena, a bit a class with retired spans, which ticks visit (changed under its lock) */
+static uint64_t retiring[HWT_ARENAS];
+static uint32_t next_tick_ms; /* when the next tick is due (atomic; hwt_os_clock_ms) */
 
 void hwt_slab_init(void)
 {
@@ -130,6 +129,17 @@ static void retire_locked(struct central *c, struct hwt_span *s)
     }
     hwt_slab_span_push(&c->young, s, HWT_SPAN_LIST_EMPTY);
     __atomic_add_fetch(&retired_bytes, bytes, __ATOMIC_RELAXED);
+    __atomic_or_fetch(&retiring[s->arena], UINT64_C(1) << s->cls, __ATOMIC_RELAXED);
+}
+
+/* Takes s off list, c's empty or a retired one, and off its count. */
+static void unlink_unused_locked(struct central *c, struct hwt_span **list, struct hwt_span *s)
+{
+    hwt_slab_span_unlink(list, s);
+    if (list == &c->empty)
+        c->nempty--;
+    else
+        __atomic_sub_fetch(&retired_bytes, hwt_span_bytes(s), __ATOMIC_RELAXED);
 }
 
 /* Gives back every span of list, c's empty or a retired one; returns the bytes. */
@@ -138,11 +148,7 @@ static size_t release_all_locked(struct central *c, struct hwt_span **list)
     size_t given = 0;
     struct hwt_span *s;
     while ((s = *list) != NULL) {
-        hwt_slab_span_unlink(list, s);
-        if (list == &c->empty)
-            c->nempty--;
-        else
-            __atomic_sub_fetch(&retired_bytes, hwt_span_bytes(s), __ATOMIC_RELAXED);
+        unlink_unused_locked(c, list, s);
         release_locked(c, s);
         given += hwt_span_bytes(s);
     }
@@ -151,15 +157,20 @@ static size_t release_all_locked(struct central *c, struct hwt_span **list)
 
 void hwt_slab_tick(void)
 {
-    unsigned arenas = __atomic_load_n(&arenas_locked, __ATOMIC_RELAXED);
-    for (unsigned k = 0; k < arenas * HWT_NUM_CLASSES && k < HWT_ARENAS * HWT_NUM_CLASSES; k++) {
-        struct central *c = &centrals[k / HWT_NUM_CLASSES][k % HWT_NUM_CLASSES];
-        if (!hwt_trylock(&c->lock))
-            continue;
-        release_all_locked(c, &c->old);
-        c->old = c->young;
-        c->young = NULL;
-        hwt_unlock(&c->lock);
+    for (unsigned a = 0; a < HWT_ARENAS; a++) {
+        uint64_t bits = __atomic_load_n(&retiring[a], __ATOMIC_RELAXED);
+        for (; bits != 0; bits &= bits - 1) {
+            unsigned cls = (unsigned)__builtin_ctzll(bits);
+            struct central *c = &centrals[a][cls];
+            if (!hwt_trylock(&c->lock))
+                continue;
+            release_all_locked(c, &c->old);
+            c->old = c->young;
+            c->young = NULL;
+            if (c->old == NULL) /* nothing left to age: the next tick need not look */
+                __atomic_and_fetch(&retiring[a], ~(UINT64_C(1) << cls), __ATOMIC_RELAXED);
+            hwt_unlock(&c->lock);
+        }
     }
 }
 
@@ -188,11 +199,7 @@ static struct hwt_span *span_for_take_locked(struct central *c, unsigned arena, 
                                                    : &c->young;
     struct hwt_span *s = *committed;
     if (s != NULL) {
-        hwt_slab_span_unlink(committed, s);
-        if (committed == &c->empty)
-            c->nempty--;
-        else
-            __atomic_sub_fetch(&retired_bytes, hwt_span_bytes(s), __ATOMIC_RELAXED);
+        unlink_unused_locked(c, committed, s);
     } else if ((s = c->released) != NULL) {
         hwt_slab_span_unlink(&c->released, s);
         if (c->retakes < KEEP_CHURN_RETAKES)
@@ -283,8 +290,7 @@ static void span_became_empty_locked(struct central *c, struct hwt_span *s)
     /* more kept than the peak now allows: one retires at each event, as it falls */
     if (c->nempty > keep) {
         struct hwt_span *kept = c->empty;
-        hwt_slab_span_unlink(&c->empty, kept);
-        c->nempty--;
+        unlink_unused_locked(c, &c->empty, kept);
         retire_locked(c, kept);
     }
     if (c->nempty < keep) {

@@ -16,7 +16,6 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "fmt.h"
@@ -50,7 +49,7 @@ static struct {
     long pid;               /* the process, 0 when none */
     const char *module;     /* addr2line: the module its process reads */
     const char *bad_module; /* addr2line: the module it could not read */
-    long deadline_ms;
+    uint32_t deadline_ms;   /* hwt_os_clock_ms: compare differences */
     char path[PATH_CAP];
     char pool[POOL_CAP];
     size_t pool_used;
@@ -60,13 +59,6 @@ static struct {
     unsigned nr_cache;
     char answer[ANSWER_CAP];
 } st = {.sock = -1};
-
-static long now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 /* ---- finding the program ---- */
 
@@ -244,7 +236,7 @@ static bool read_answer(void)
 
     st.answer[0] = '\0';
     for (;;) {
-        long left = st.deadline_ms - now_ms();
+        int32_t left = (int32_t)(st.deadline_ms - hwt_os_clock_ms());
         struct pollfd p = {.fd = st.sock, .events = POLLIN};
         if (left <= 0)
             return false;
@@ -325,7 +317,7 @@ static unsigned query(const char *module, uintptr_t offset, unsigned *first)
             st.missing = true;
             return 0;
         }
-        st.deadline_ms = now_ms() + HWT_SYMBOLIZER_DEADLINE_MS;
+        st.deadline_ms = hwt_os_clock_ms() + HWT_SYMBOLIZER_DEADLINE_MS;
     }
     if (st.addr2line && st.bad_module == module)
         return 0;
@@ -341,7 +333,7 @@ static unsigned query(const char *module, uintptr_t offset, unsigned *first)
     else
         hwt_fmt_printf(&b, "CODE %s 0x%lx\n", module, (unsigned long)offset);
     if (b.truncated || !send_all(request, b.len) || !read_answer()) {
-        bool timed_out = now_ms() >= st.deadline_ms;
+        bool timed_out = (int32_t)(hwt_os_clock_ms() - st.deadline_ms) >= 0;
         stop_process();
         /* addr2line that cannot read one module may read the next */
         if (st.addr2line && !timed_out)
