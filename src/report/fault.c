@@ -15,6 +15,7 @@
 #include "chain.h"
 #include "context.h"
 #include "fmt.h"
+#include "frame.h"
 #include "frame_kind.h"
 #include "history.h"
 #include "infer.h"
@@ -153,17 +154,34 @@ static void describe_stray(struct hwt_buf *b, const void *tagged)
 }
 
 /* A segmentation fault that is not a tag-check fault, about to take the default action:
- * one line so that nobody takes the death for a report of ours. */
-static void stray_fault_notice(const siginfo_t *info)
+ * one line so that nobody takes the death for a report of ours, then where it happened (the
+ * faulting thread's stack, as a report's call trace). */
+static void stray_fault_notice(const siginfo_t *info, void *ucontext)
 {
-    char line[256];
+    struct hwt_report *r = &report;
     struct hwt_buf b;
-    hwt_fmt_init(&b, line, sizeof(line));
+    char line[256];
+    bool owner = report_begin(); /* a fault inside a report prints its line only */
+    if (owner)
+        hwt_fmt_init(&b, report_text, sizeof(report_text));
+    else
+        hwt_fmt_init(&b, line, sizeof(line));
     hwt_fmt_printf(&b, "hwtag: SIGSEGV (%s) at %016lx: not a tag-check fault; ",
                    segv_code_name(info->si_code), (unsigned long)info->si_addr);
     describe_stray(&b, info->si_addr);
     hwt_fmt_printf(&b, "\n");
+    if (owner) {
+        memset(r, 0, sizeof(*r));
+        r->symbolize = hwt_opts.symbolize == HWT_ON;
+        hwt_context_describe(r, ucontext);
+        r->stack_len = hwt_unwind_signal(ucontext, r->stack, HWT_STACK_MAX_FRAMES, &r->stack_more);
+        hwt_frame_reset();
+        hwt_fmt_printf(&b, "Call trace:\n");
+        hwt_frame_list(&b, r, r->stack, r->stack_len, r->stack_more, true);
+    }
     hwt_sink_notice(b.data);
+    if (owner)
+        report_end();
 }
 
 static void handler(int sig, siginfo_t *info, void *ucontext)
@@ -177,7 +195,7 @@ static void handler(int sig, siginfo_t *info, void *ucontext)
         tag_fault(info, ucontext, &call);
     } else {
         if (sig == SIGSEGV && info->si_code > 0 && hwt_chain_default_action())
-            stray_fault_notice(info);
+            stray_fault_notice(info, ucontext);
         /* The kernel enters handlers with TCO clear; give the old one the same. */
         mte_tco_clear();
         hwt_chain_forward(sig, info, ucontext);

@@ -217,7 +217,7 @@ static void test_app_handler_installed_after_does_not_get_tag_faults(void **stat
     expect_no_text(&result, "app_code");
 }
 
-static void null_write(void *arg)
+static __attribute__((noinline)) void null_write(void *arg)
 {
     (void)arg;
     *(volatile int *)(uintptr_t)arg = 1;
@@ -242,7 +242,8 @@ static __attribute__((noinline)) void read_after_unmapping_free(void *arg)
     sink_byte = p[4096 + 100];
 }
 
-/* No report, but one line saying it is not one, and then the default action. */
+/* No report, but one line saying it is not one, where it happened, then the default
+ * action. */
 static void test_plain_segfault_still_kills(void **state)
 {
     (void)state;
@@ -251,7 +252,8 @@ static void test_plain_segfault_still_kills(void **state)
     assert_int_equal(result.signal, SIGSEGV);
     expect_no_text(&result, "KASAN");
     expect_text(&result, "hwtag: SIGSEGV (SEGV_MAPERR) at 0000000000000000: not a tag-check "
-                         "fault; not a heap address\n");
+                         "fault; not a heap address\nCall trace:\n null_write+");
+    expect_no_text(&result, "stack not available");
 }
 
 static void test_segfault_in_unmapped_freed_object_names_it(void **state)
