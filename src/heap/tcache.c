@@ -117,11 +117,13 @@ static struct hwt_tcache *cache_new(void)
     if (tc == NULL)
         return NULL;
     struct hwt_slab_ref *storage = (struct hwt_slab_ref *)(tc + 1);
+    /* Whole before it joins the list: a fork in between adopts it in the child */
     for (unsigned cls = 0; cls < HWT_NUM_CLASSES; cls++) {
         storage->addr = 0; /* metadata memory is zeroed: never written after this */
         storage->slot = NULL;
         storage++;
         tc->bin_bases[cls] = tc->bins[cls].top = storage;
+        tc->bins[cls].limit = storage + bin_base(cls);
         storage += bin_cap(cls);
     }
     tc->in_use = 1;
@@ -280,14 +282,16 @@ void hwt_tcache_after_fork_child(void)
         /* The fork caught that thread anywhere in its allocator call, its bins perhaps
          * mid-update: check every entry instead of trusting the bin (flush_all would trap
          * on a slot already given back, or free a live one). Entries past the count too:
-         * a refill that had taken its slots but not yet set the count left them there. */
+         * a refill that had taken its slots but not yet set the count left them there.
+         * And every entry of the bin's storage, not up to its limit: a cache being reset
+         * for a new thread may have any limit then (zero entries were never written). */
         for (unsigned cls = 0; cls < HWT_NUM_CLASSES; cls++) {
             struct hwt_slab_ref *slots = hwt_tcache_bin_base(c, cls);
-            uint32_t max = hwt_tcache_bin_max(c, cls);
-            for (uint32_t i = 0; i < max; i++) {
+            for (uint32_t i = 0; i < bin_cap(cls); i++) {
                 /* a drain or refill caught mid-copy: the batch kept in the transfer
                  * cache is the entry's owner */
-                if (!in_bin(self, cls, &slots[i]) && !hwt_transfer_holds(cls, slots[i].addr))
+                if (slots[i].addr != 0 && !in_bin(self, cls, &slots[i]) &&
+                    !hwt_transfer_holds(cls, slots[i].addr))
                     hwt_slab_give_adopted(cls, slots[i].addr);
             }
             c->bins[cls].top = slots;

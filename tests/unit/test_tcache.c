@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* The thread cache's stack cache: two ways a set, so two stacks whose keys fall in one set
  * (a loop's malloc and free sites) are both kept. A new cache's stack bounds. A bin that
- * keeps being refilled grows, up to its cap. */
+ * keeps being refilled grows, up to its cap. A fork child adopts a cache caught half made. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -9,6 +9,11 @@
 #include <string.h>
 #include <cmocka.h>
 #include <pthread.h>
+#include <sched.h>
+#include <stdlib.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "alloc_stack.h"
 #include "init.h"
@@ -216,6 +221,66 @@ static void test_fast_path_finds_a_frameless_callers_stack(void **state)
     assert_true(found[1]);
 }
 
+/* A thread whose cache is on the list of caches but none of its bins sized (limit 0), as a
+ * fork caught a new cache between joining the list and its bins' sizes until the sizes
+ * were set first. It holds that state until told to go. */
+struct torn {
+    int ready, go;
+};
+
+static void *torn_cache_thread(void *arg)
+{
+    struct torn *t = arg;
+    struct hwt_tcache *c = hwt_tcache_create();
+    struct hwt_slab_ref *limits[HWT_NUM_CLASSES];
+    assert_non_null(c);
+    for (unsigned cls = 0; cls < HWT_NUM_CLASSES; cls++) {
+        limits[cls] = c->bins[cls].limit;
+        c->bins[cls].limit = NULL;
+    }
+    __atomic_store_n(&t->ready, 1, __ATOMIC_RELEASE);
+    while (!__atomic_load_n(&t->go, __ATOMIC_ACQUIRE)) {
+        struct timespec ts = {0, 1000000};
+        nanosleep(&ts, NULL);
+    }
+    for (unsigned cls = 0; cls < HWT_NUM_CLASSES; cls++)
+        c->bins[cls].limit = limits[cls];
+    hwt_tcache_exit(c);
+    return NULL;
+}
+
+/* The child adopts every cache of the parent's other threads, whatever state the fork
+ * caught them in: it must read no entry outside a bin's storage (a bin's limit of 0 made
+ * it read on to the end of the metadata mapping and die there), then allocate in every
+ * class. */
+static void test_fork_adopts_a_cache_caught_half_made(void **state)
+{
+    (void)state;
+    struct torn t = {0, 0};
+    pthread_t th;
+    hwt_init_ensure();
+    assert_int_equal(pthread_create(&th, NULL, torn_cache_thread, &t), 0);
+    while (!__atomic_load_n(&t.ready, __ATOMIC_ACQUIRE))
+        sched_yield();
+    pid_t pid = fork();
+    if (pid == 0) {
+        for (size_t size = 16; size <= HWT_SMALL_MAX; size *= 2) {
+            void *volatile p = malloc(size);
+            if (p == NULL)
+                _exit(2);
+            free(p);
+        }
+        _exit(0);
+    }
+    int status = -1;
+    assert_true(pid > 0);
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    __atomic_store_n(&t.go, 1, __ATOMIC_RELEASE);
+    assert_int_equal(pthread_join(th, NULL), 0);
+    assert_true(WIFEXITED(status));
+    assert_int_equal(WEXITSTATUS(status), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -225,6 +290,7 @@ int main(void)
         cmocka_unit_test(test_refilled_bin_grows_to_its_cap),
         cmocka_unit_test(test_empty_bins_pop_address_zero),
         cmocka_unit_test(test_fast_path_finds_a_frameless_callers_stack),
+        cmocka_unit_test(test_fork_adopts_a_cache_caught_half_made),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
