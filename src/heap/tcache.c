@@ -33,12 +33,14 @@ static uint32_t caches_made;          /* list_lock */
  * burst instead of going through the central lists batch by batch (glibc-simple: bursts of
  * 25 to 1600 blocks of 16..64 B; tcmalloc's thread caches grow the same way). Only refills
  * grow it: a thread that frees what others allocate (a consumer) keeps its bins short and
- * hands the slots back. At most 32 KiB of cached slots a class up to 256 B, 128 KiB up to
- * 4 KiB. */
+ * hands the slots back. A class up to 256 B grows to 32 KiB of slots (2048 of 16 B, so
+ * that glibc-simple's bursts of 1600 stay in the cache; 128 of 256 B), one up to 4 KiB to
+ * 32 slots (128 KiB). */
 static const struct bin_size {
     size_t upto; /* slot sizes up to this */
     uint32_t base, cap;
-} bin_sizes[] = {{256, 32, 128}, {4096, 16, 32}, {SIZE_MAX, 2, 2}};
+    size_t cap_bytes; /* a higher cap for smaller slots: this many bytes of them */
+} bin_sizes[] = {{256, 32, 128, 32768}, {4096, 16, 32, 0}, {SIZE_MAX, 2, 2, 0}};
 
 static const struct bin_size *bin_size_of(unsigned cls)
 {
@@ -55,7 +57,11 @@ static uint32_t bin_base(unsigned cls)
 
 static uint32_t bin_cap(unsigned cls)
 {
-    return bin_size_of(cls)->cap;
+    const struct bin_size *b = bin_size_of(cls);
+    size_t size = hwt_size_class_size(cls);
+    /* a multiple of a batch: refills grow a bin a batch at a time, up to exactly this */
+    uint32_t bytes_cap = (uint32_t)(b->cap_bytes / size) / (b->base / 2) * (b->base / 2);
+    return bytes_cap > b->cap ? bytes_cap : b->cap;
 }
 
 static uint32_t bin_batch(unsigned cls)

@@ -104,22 +104,27 @@ static void test_stack_bounds_only_when_stacks_are_captured(void **state)
                  (unsigned long)off[0], (unsigned long)off[1]);
 }
 
-/* A new cache's bin of 32-byte objects refilled and drained again and again, as a thread
- * that allocates in bursts longer than its bin: its max before and after. */
+/* A new cache's bins of 32, 256 and 1024-byte objects refilled and drained again and
+ * again, as a thread that allocates in bursts longer than its bins: each max before and
+ * after. */
+static const size_t grown_sizes[3] = {32, 256, 1024};
+
 static void *bin_max_over_refills(void *arg)
 {
-    uint32_t *max = arg;
+    uint32_t(*max)[2] = arg;
     struct hwt_tcache *c = hwt_tcache_create();
     assert_non_null(c);
-    unsigned cls = hwt_size_class_of(32);
-    struct hwt_tcache_bin *bin = &c->bins[cls];
-    max[0] = hwt_tcache_bin_max(c, cls);
-    for (int i = 0; i < 20; i++) {
-        assert_true(hwt_tcache_refill(c, bin, cls));
-        while (hwt_tcache_bin_count(c, cls) > 0)
-            hwt_tcache_drain(c, bin, cls);
+    for (unsigned k = 0; k < 3; k++) {
+        unsigned cls = hwt_size_class_of(grown_sizes[k]);
+        struct hwt_tcache_bin *bin = &c->bins[cls];
+        max[k][0] = hwt_tcache_bin_max(c, cls);
+        for (int i = 0; i < 100; i++) {
+            assert_true(hwt_tcache_refill(c, bin, cls));
+            while (hwt_tcache_bin_count(c, cls) > 0)
+                hwt_tcache_drain(c, bin, cls);
+        }
+        max[k][1] = hwt_tcache_bin_max(c, cls);
     }
-    max[1] = hwt_tcache_bin_max(c, cls);
     hwt_tcache_exit(c);
     return NULL;
 }
@@ -127,14 +132,19 @@ static void *bin_max_over_refills(void *arg)
 static void test_refilled_bin_grows_to_its_cap(void **state)
 {
     (void)state;
-    uint32_t max[2];
+    uint32_t max[3][2];
     pthread_t t;
     hwt_init_ensure();
     assert_int_equal(pthread_create(&t, NULL, bin_max_over_refills, max), 0);
     assert_int_equal(pthread_join(t, NULL), 0);
-    /* small classes start at 32 slots and grow by a batch a refill, to at most 128 */
-    assert_int_equal(max[0], 32);
-    assert_int_equal(max[1], 128);
+    /* classes up to 256 B start at 32 slots and grow by a batch a refill, to 32 KiB of
+     * slots (at least 128); up to 4 KiB, from 16 to 32 */
+    assert_int_equal(max[0][0], 32);
+    assert_int_equal(max[0][1], 1024);
+    assert_int_equal(max[1][0], 32);
+    assert_int_equal(max[1][1], 128);
+    assert_int_equal(max[2][0], 16);
+    assert_int_equal(max[2][1], 32);
 }
 
 /* Every bin of a new cache, after refills, drains and a flush: empty means top at the
