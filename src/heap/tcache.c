@@ -260,18 +260,12 @@ void hwt_tcache_flush_large(void)
     hwt_unlock(&list_lock);
 }
 
-/* A stale entry of a dead thread's bin may name a slot that was reused since and now sits
- * in the surviving thread's own bin. */
-static bool in_bin(const struct hwt_tcache *self, unsigned cls, const struct hwt_slab_ref *ref)
+/* Whether a cache other than self is in use: a thread of the parent's, dead in the child. */
+static bool others_in_use(const struct hwt_tcache *self)
 {
-    if (!hwt_tcache_live(self))
-        return false;
-    const struct hwt_slab_ref *slots = hwt_tcache_bin_base(self, cls);
-    uint32_t count = hwt_tcache_bin_count(self, cls), max = hwt_tcache_bin_max(self, cls);
-    for (uint32_t i = 0; i < count && i < max; i++) {
-        if (slots[i].addr == ref->addr)
+    for (const struct hwt_tcache *c = all_caches; c != NULL; c = c->all_next)
+        if (c != self && c->in_use)
             return true;
-    }
     return false;
 }
 
@@ -279,6 +273,14 @@ void hwt_tcache_after_fork_child(void)
 {
     struct hwt_tcache *self = hwt_self.tc;
     hwt_lock_reset(&list_lock);
+    /* A stale entry of a dead thread's bin may name a slot that was reused since and now
+     * sits in this thread's own bin. Those go back first, so that the slot's free bit
+     * turns such an entry away (hwt_slab_give_adopted), where looking each entry up in
+     * this thread's bins cost their product (up to 2048 by 2048 a class). There are dead
+     * caches only when the parent had threads, and then fork's prepare handler made sure
+     * this thread was in no allocator call (init.c), so its bins are whole. */
+    if (hwt_tcache_live(self) && others_in_use(self))
+        flush_all(self);
     for (struct hwt_tcache *c = all_caches; c != NULL; c = c->all_next) {
         /* held by fork since before the parent's threads stopped: whole */
         hwt_lock_reset(&c->large_stash.lock);
@@ -296,8 +298,7 @@ void hwt_tcache_after_fork_child(void)
             for (uint32_t i = 0; i < bin_cap(cls); i++) {
                 /* a drain or refill caught mid-copy: the batch kept in the transfer
                  * cache is the entry's owner */
-                if (slots[i].addr != 0 && !in_bin(self, cls, &slots[i]) &&
-                    !hwt_transfer_holds(cls, slots[i].addr))
+                if (slots[i].addr != 0 && !hwt_transfer_holds(cls, slots[i].addr))
                     hwt_slab_give_adopted(cls, slots[i].addr);
             }
             c->bins[cls].top = slots;
