@@ -38,9 +38,10 @@ static uint32_t caches_made;          /* list_lock */
  * 32 slots (128 KiB). */
 static const struct bin_size {
     size_t upto; /* slot sizes up to this */
-    uint32_t base, cap;
-    size_t cap_bytes; /* a higher cap for smaller slots: this many bytes of them */
-} bin_sizes[] = {{256, 32, 128, 32768}, {4096, 16, 32, 0}, {SIZE_MAX, 2, 2, 0}};
+    uint32_t base;
+    uint32_t cap;     /* in slots; or, when 0, */
+    size_t cap_bytes; /* this many bytes of slots, rounded down to a batch */
+} bin_sizes[] = {{256, 32, 0, 32768}, {4096, 16, 32, 0}, {SIZE_MAX, 2, 2, 0}};
 
 static const struct bin_size *bin_size_of(unsigned cls)
 {
@@ -58,10 +59,11 @@ static uint32_t bin_base(unsigned cls)
 static uint32_t bin_cap(unsigned cls)
 {
     const struct bin_size *b = bin_size_of(cls);
-    size_t size = hwt_size_class_size(cls);
+    if (b->cap != 0)
+        return b->cap;
     /* a multiple of a batch: refills grow a bin a batch at a time, up to exactly this */
-    uint32_t bytes_cap = (uint32_t)(b->cap_bytes / size) / (b->base / 2) * (b->base / 2);
-    return bytes_cap > b->cap ? bytes_cap : b->cap;
+    uint32_t batch = b->base / 2;
+    return (uint32_t)(b->cap_bytes / hwt_size_class_size(cls)) / batch * batch;
 }
 
 static uint32_t bin_batch(unsigned cls)
@@ -99,6 +101,14 @@ void hwt_tcache_exit(struct hwt_tcache *tc)
     hwt_unlock(&list_lock);
 }
 
+/* Every bin of tc back to its first size (a reused cache's bins are empty, flush_all, but
+ * may have grown). */
+static void bins_resize(struct hwt_tcache *tc)
+{
+    for (unsigned cls = 0; cls < HWT_NUM_CLASSES; cls++)
+        tc->bins[cls].limit = hwt_tcache_bin_base(tc, cls) + bin_base(cls);
+}
+
 static struct hwt_tcache *cache_new(void)
 {
     struct hwt_tcache *tc = NULL;
@@ -112,8 +122,10 @@ static struct hwt_tcache *cache_new(void)
     if (tc != NULL)
         tc->in_use = 1;
     hwt_unlock(&list_lock);
-    if (tc != NULL)
+    if (tc != NULL) {
+        bins_resize(tc);
         return tc;
+    }
 
     /* each bin's entries, after the all-zero one below them (struct hwt_tcache_bin) */
     size_t slots = 0;
@@ -123,15 +135,14 @@ static struct hwt_tcache *cache_new(void)
     if (tc == NULL)
         return NULL;
     struct hwt_slab_ref *storage = (struct hwt_slab_ref *)(tc + 1);
-    /* Whole before it joins the list: a fork in between adopts it in the child */
     for (unsigned cls = 0; cls < HWT_NUM_CLASSES; cls++) {
         storage->addr = 0; /* metadata memory is zeroed: never written after this */
         storage->slot = NULL;
         storage++;
         tc->bin_bases[cls] = tc->bins[cls].top = storage;
-        tc->bins[cls].limit = storage + bin_base(cls);
         storage += bin_cap(cls);
     }
+    bins_resize(tc); /* whole before it joins the list: a fork in between adopts it */
     tc->in_use = 1;
     hwt_lock(&list_lock);
     /* caches take the arenas in turn; a cache keeps its arena when a new thread reuses it */
@@ -168,9 +179,6 @@ struct hwt_tcache *hwt_tcache_create(void)
     /* a reused cache had another tid: its stacks are left behind by a new seed */
     tc->stack_key_constants[0] = fresh_stack_seed();
     tc->stack_missed_pc = tc->stack_missed_fp = 0;
-    /* a reused cache's bins are empty (flush_all) but may have grown */
-    for (unsigned cls = 0; cls < HWT_NUM_CLASSES; cls++)
-        tc->bins[cls].limit = hwt_tcache_bin_base(tc, cls) + bin_base(cls);
     uint32_t flags = (hwt_mte_active ? HWT_TCACHE_MTE : 0u) |
                      (hwt_opts.stacktrace == HWT_ON ? HWT_TCACHE_STACK : 0u) |
                      (hwt_tail_active ? HWT_TCACHE_TAIL : 0u) |
@@ -260,32 +268,26 @@ void hwt_tcache_flush_large(void)
     hwt_unlock(&list_lock);
 }
 
-/* Whether a cache other than self is in use: a thread of the parent's, dead in the child. */
-static bool others_in_use(const struct hwt_tcache *self)
-{
-    for (const struct hwt_tcache *c = all_caches; c != NULL; c = c->all_next)
-        if (c != self && c->in_use)
-            return true;
-    return false;
-}
-
 void hwt_tcache_after_fork_child(void)
 {
     struct hwt_tcache *self = hwt_self.tc;
     hwt_lock_reset(&list_lock);
-    /* A stale entry of a dead thread's bin may name a slot that was reused since and now
-     * sits in this thread's own bin. Those go back first, so that the slot's free bit
-     * turns such an entry away (hwt_slab_give_adopted), where looking each entry up in
-     * this thread's bins cost their product (up to 2048 by 2048 a class). There are dead
-     * caches only when the parent had threads, and then fork's prepare handler made sure
-     * this thread was in no allocator call (init.c), so its bins are whole. */
-    if (hwt_tcache_live(self) && others_in_use(self))
-        flush_all(self);
+    bool own_given = !hwt_tcache_live(self);
     for (struct hwt_tcache *c = all_caches; c != NULL; c = c->all_next) {
         /* held by fork since before the parent's threads stopped: whole */
         hwt_lock_reset(&c->large_stash.lock);
         if (c == self || !c->in_use)
             continue;
+        /* A stale entry of a dead thread's bin may name a slot that was reused since and
+         * now sits in this thread's own bin. Those go back first, so that the slot's free
+         * bit turns such an entry away (hwt_slab_give_adopted), where looking each entry up
+         * in this thread's bins cost their product (up to 2048 by 2048 a class). There are
+         * dead caches only when the parent had threads, and then fork's prepare handler
+         * made sure this thread was in no allocator call (init.c): its bins are whole. */
+        if (!own_given) {
+            flush_all(self);
+            own_given = true;
+        }
         hwt_large_stash_flush(&c->large_stash);
         /* The fork caught that thread anywhere in its allocator call, its bins perhaps
          * mid-update: check every entry instead of trusting the bin (flush_all would trap
@@ -295,7 +297,8 @@ void hwt_tcache_after_fork_child(void)
          * for a new thread may have any limit then (zero entries were never written). */
         for (unsigned cls = 0; cls < HWT_NUM_CLASSES; cls++) {
             struct hwt_slab_ref *slots = hwt_tcache_bin_base(c, cls);
-            for (uint32_t i = 0; i < bin_cap(cls); i++) {
+            uint32_t cap = bin_cap(cls);
+            for (uint32_t i = 0; i < cap; i++) {
                 /* a drain or refill caught mid-copy: the batch kept in the transfer
                  * cache is the entry's owner */
                 if (slots[i].addr != 0 && !hwt_transfer_holds(cls, slots[i].addr))

@@ -173,7 +173,6 @@ static void stray_fault_notice(const siginfo_t *info, void *ucontext)
     if (owner) {
         memset(r, 0, sizeof(*r));
         r->symbolize = hwt_opts.symbolize == HWT_ON;
-        hwt_context_describe(r, ucontext);
         r->stack_len = hwt_unwind_signal(ucontext, r->stack, HWT_STACK_MAX_FRAMES, &r->stack_more);
         hwt_frame_reset();
         hwt_fmt_printf(&b, "Call trace:\n");

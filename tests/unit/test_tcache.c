@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* The thread cache's stack cache: two ways a set, so two stacks whose keys fall in one set
  * (a loop's malloc and free sites) are both kept. A new cache's stack bounds. A bin that
- * keeps being refilled grows, up to its cap. A fork child adopts a cache caught half made. */
+ * keeps being refilled grows, up to its cap. A fork child adopts a cache caught half made,
+ * and turns away a stale entry naming a slot its own bin held. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -19,6 +20,7 @@
 #include "init.h"
 #include "options.h"
 #include "size_class.h"
+#include "slab.h"
 #include "tcache.h"
 
 static struct hwt_tcache tc; /* zeroed: an empty stack cache */
@@ -291,6 +293,76 @@ static void test_fork_adopts_a_cache_caught_half_made(void **state)
     assert_int_equal(WEXITSTATUS(status), 0);
 }
 
+/* A thread whose cache's bin of cls holds, past its count (a stale entry, as a pop leaves
+ * one), the slot *t->slot, until told to go. */
+struct stale {
+    unsigned cls;
+    struct hwt_slab_ref slot;
+    int ready, go;
+};
+
+static void *stale_entry_thread(void *arg)
+{
+    struct stale *t = arg;
+    struct hwt_tcache *c = hwt_tcache_create();
+    assert_non_null(c);
+    hwt_tcache_bin_base(c, t->cls)[0] = t->slot; /* the bin stays empty: top at its base */
+    __atomic_store_n(&t->ready, 1, __ATOMIC_RELEASE);
+    while (!__atomic_load_n(&t->go, __ATOMIC_ACQUIRE)) {
+        struct timespec ts = {0, 1000000};
+        nanosleep(&ts, NULL);
+    }
+    hwt_tcache_bin_base(c, t->cls)[0] = (struct hwt_slab_ref){0, NULL};
+    hwt_tcache_exit(c);
+    return NULL;
+}
+
+/* In a forking thread whose bin holds a slot that another thread's bin names in a stale
+ * entry: in the child, the slot must have one owner, free in its span or in the bin, not
+ * both (the adoption giving it back while the bin still held it would hand it out twice).
+ * Writes the child's wait status to arg. */
+static void *fork_with_a_slot_named_twice(void *arg)
+{
+    int *status = arg;
+    struct hwt_tcache *c = hwt_tcache_create();
+    assert_non_null(c);
+    struct stale t = {.cls = hwt_size_class_of(32)};
+    assert_true(hwt_tcache_refill(c, &c->bins[t.cls], t.cls));
+    t.slot = c->bins[t.cls].top[-1]; /* in this thread's bin, within its count */
+    pthread_t th;
+    assert_int_equal(pthread_create(&th, NULL, stale_entry_thread, &t), 0);
+    while (!__atomic_load_n(&t.ready, __ATOMIC_ACQUIRE))
+        sched_yield();
+    pid_t pid = fork();
+    if (pid == 0) {
+        struct hwt_span *s = hwt_slab_span_of(t.slot.addr);
+        uint32_t idx = s != NULL ? hwt_slab_index(s, t.slot.addr) : 0;
+        int owners = s != NULL && (s->free_bits[idx / 64] >> (idx % 64) & 1);
+        for (const struct hwt_slab_ref *e = hwt_tcache_bin_base(c, t.cls); e < c->bins[t.cls].top;
+             e++)
+            owners += e->addr == t.slot.addr;
+        _exit(owners);
+    }
+    assert_true(pid > 0);
+    assert_int_equal(waitpid(pid, status, 0), pid);
+    __atomic_store_n(&t.go, 1, __ATOMIC_RELEASE);
+    assert_int_equal(pthread_join(th, NULL), 0);
+    hwt_tcache_exit(c);
+    return NULL;
+}
+
+static void test_fork_child_turns_away_a_stale_entry_of_its_own_slot(void **state)
+{
+    (void)state;
+    int status = -1;
+    pthread_t th;
+    hwt_init_ensure();
+    assert_int_equal(pthread_create(&th, NULL, fork_with_a_slot_named_twice, &status), 0);
+    assert_int_equal(pthread_join(th, NULL), 0);
+    assert_true(WIFEXITED(status));
+    assert_int_equal(WEXITSTATUS(status), 1); /* one owner */
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -301,6 +373,7 @@ int main(void)
         cmocka_unit_test(test_empty_bins_pop_address_zero),
         cmocka_unit_test(test_fast_path_finds_a_frameless_callers_stack),
         cmocka_unit_test(test_fork_adopts_a_cache_caught_half_made),
+        cmocka_unit_test(test_fork_child_turns_away_a_stale_entry_of_its_own_slot),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
