@@ -10,7 +10,7 @@ min-max, the time ratio to glibc of the same round (median of per-round ratios),
 geometric mean of the ratios over the workloads. Host python3 stdlib only.
 
   cmake --preset native-release && cmake --build --preset native-release
-  bench/native.py            # 5 rounds, about 2-3 minutes
+  bench/native.py            # 5 rounds, about a minute
   bench/native.py --quick    # 1 round, shorter runs, under a minute
 
 With --qemu the same workloads run under qemu-aarch64 with tagging on, against the MTE
