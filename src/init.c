@@ -221,6 +221,7 @@ void hwt_init_slow(void)
     /* the tail check is software: it also works where the CPU has no MTE */
     hwt_tail_init(hwt_opts.mode != HWT_MODE_OFF);
     hwt_slab_init();
+    hwt_tcache_init();
     if (hwt_mte_active)
         hwt_history_init();
     __atomic_store_n(&core_ready, 1, __ATOMIC_RELEASE);

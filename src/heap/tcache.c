@@ -43,33 +43,40 @@ static const struct bin_size {
     size_t cap_bytes; /* this many bytes of slots, rounded down to a batch */
 } bin_sizes[] = {{256, 32, 0, 32768}, {4096, 16, 32, 0}, {SIZE_MAX, 2, 2, 0}};
 
-static const struct bin_size *bin_size_of(unsigned cls)
+/* Each class's bin sizes from bin_sizes, worked out once at start-up (hwt_tcache_init):
+ * every refill and drain reads them. batch: half of base, a refill's take. cap: a multiple
+ * of a batch, since refills grow a bin a batch at a time, up to exactly this. */
+static struct {
+    uint32_t base, batch, cap;
+} bin_limits[HWT_NUM_CLASSES];
+
+void hwt_tcache_init(void)
 {
-    const struct bin_size *b = bin_sizes;
-    while (hwt_size_class_size(cls) > b->upto)
-        b++;
-    return b;
+    for (unsigned cls = 0; cls < HWT_NUM_CLASSES; cls++) {
+        size_t size = hwt_size_class_size(cls);
+        const struct bin_size *b = bin_sizes;
+        while (size > b->upto)
+            b++;
+        uint32_t batch = b->base / 2 ? b->base / 2 : 1;
+        bin_limits[cls].base = b->base;
+        bin_limits[cls].batch = batch;
+        bin_limits[cls].cap = b->cap ? b->cap : (uint32_t)(b->cap_bytes / size) / batch * batch;
+    }
 }
 
 static uint32_t bin_base(unsigned cls)
 {
-    return bin_size_of(cls)->base;
+    return bin_limits[cls].base;
 }
 
 static uint32_t bin_cap(unsigned cls)
 {
-    const struct bin_size *b = bin_size_of(cls);
-    if (b->cap != 0)
-        return b->cap;
-    /* a multiple of a batch: refills grow a bin a batch at a time, up to exactly this */
-    uint32_t batch = b->base / 2;
-    return (uint32_t)(b->cap_bytes / hwt_size_class_size(cls)) / batch * batch;
+    return bin_limits[cls].cap;
 }
 
 static uint32_t bin_batch(unsigned cls)
 {
-    uint32_t half = bin_base(cls) / 2;
-    return half ? half : 1;
+    return bin_limits[cls].batch;
 }
 
 static void flush_all(struct hwt_tcache *tc)

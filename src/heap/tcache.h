@@ -217,6 +217,8 @@ struct hwt_thread_state {
 };
 extern __thread struct hwt_thread_state hwt_self;
 
+/* Once at start-up, before the first cache is made. */
+void hwt_tcache_init(void);
 /* Gives the calling thread a cache (or NULL when none can be had). Called by the thread
  * lifecycle (thread.c), which also arranges for hwt_tcache_exit at thread exit. */
 struct hwt_tcache *hwt_tcache_create(void);
