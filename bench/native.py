@@ -12,6 +12,7 @@ geometric mean of the ratios over the workloads. Host python3 stdlib only.
   cmake --preset native-release && cmake --build --preset native-release
   bench/native.py            # 5 rounds, about a minute
   bench/native.py --quick    # 1 round, shorter runs, under a minute
+  bench/native.py --checkers # also the checking allocators, Scudo and ASan's runtime
 
 With --qemu the same workloads run under qemu-aarch64 with tagging on, against the MTE
 peers: glibc, glibc's MTE mode (GLIBC_TUNABLES=glibc.mem.tagging=3), Scudo with MTE (sync,
@@ -22,6 +23,7 @@ stacks, and HWTAG_MODE=off), at 1/20 of the native op counts; writes results/nat
   bench/native.py --qemu     # 3 rounds, about 90 seconds
 """
 import argparse
+import glob
 import math
 import os
 import platform
@@ -39,6 +41,16 @@ PEERS = [
     ("jemalloc", "libjemalloc.so.2", "libjemalloc2"),
     ("mimalloc", "libmimalloc.so.2", "libmimalloc2.0"),
     ("tcmalloc", "libtcmalloc_minimal.so.4", "libtcmalloc-minimal4"),
+]
+# The checking allocators natively: the hardened allocator and ASan's runtime, each preloaded
+# into the same uninstrumented program, so what they cost is their malloc and free alone
+# (ASan's instrumentation of the program's own accesses is not there).
+CHECKERS = [
+    ("scudo", (sorted(glob.glob("/usr/lib/llvm-*/lib/clang/*/lib/linux/"
+                                "libclang_rt.scudo_standalone-x86_64.so")) or ["-"])[-1],
+     "libclang-rt-14-dev", {}, "Scudo standalone (LLVM's), default options"),
+    ("asan", LIBDIR + "/libasan.so.8", "libasan8", {"ASAN_OPTIONS": "detect_leaks=0"},
+     "ASan's runtime (gcc 12), default quarantine and redzones, leak check off"),
 ]
 # per-thread op counts: glibc takes roughly 0.1-0.4 s on each
 WORKLOADS = [
@@ -104,7 +116,7 @@ def qemu_configs(lib, out_dir):
     return cs
 
 
-def configs(lib):
+def configs(lib, checkers):
     cs = [("glibc", {}, "glibc 2.36 malloc")]
     for name, so, pkg in PEERS:
         path = os.path.join(LIBDIR, so)
@@ -112,6 +124,12 @@ def configs(lib):
             cs.append((name, {"LD_PRELOAD": path}, "%s (%s, Debian)" % (name, pkg)))
         else:
             log("skip %s: %s missing (apt-get install %s)" % (name, path, pkg))
+    if checkers:
+        for name, path, pkg, env, desc in CHECKERS:
+            if os.path.exists(path):
+                cs.append((name, dict(env, LD_PRELOAD=path), "%s (%s, Debian)" % (desc, pkg)))
+            else:
+                log("skip %s: %s missing (apt-get install %s)" % (name, path, pkg))
     if lib and os.path.exists(lib):
         cs.append(("hwtag", {"LD_PRELOAD": lib}, "libhwtag native-release, stacks on (default)"))
         cs.append(("hwtag-nostack", {"LD_PRELOAD": lib, "HWTAG_STACKTRACE": "off"},
@@ -144,6 +162,8 @@ def main():
     ap.add_argument("--qemu", action="store_true",
                     help="aarch64 under qemu with tagging on, against the MTE peers")
     ap.add_argument("--lib", default=None, help="libhwtag.so (default: the preset's build)")
+    ap.add_argument("--checkers", action="store_true",
+                    help="natively, also Scudo and ASan's runtime (a few minutes more)")
     ap.add_argument("--build-dir", default=None)
     ap.add_argument("--out", default=os.path.join(ROOT, "results"))
     ap.add_argument("--timeout", type=float, default=60)
@@ -161,7 +181,7 @@ def main():
         args.timeout = max(args.timeout, 300)
     else:
         exe = build(bdir)
-        cs = configs(lib)
+        cs = configs(lib, args.checkers)
     res = {}  # (wl, cfg) -> [ops/s per round]
     failed = {}  # (wl, cfg) -> why a run failed (qemu only); its ops/s is None
     t0 = time.time()
