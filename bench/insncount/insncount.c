@@ -9,6 +9,12 @@
  *   total N
  *   module N PATH          (PATH "[anon]" for code outside any file mapping)
  *   mte KIND N             (irg gmi addg subg subp stg stzg st2g stz2g stgp ldg dc_gva dc_gzva tco)
+ * With "pcs=TEXT", every instruction of the modules whose path contains TEXT is also counted
+ * on its own, and FILE gets, after those lines,
+ *   map LO HI PATH         (each mapping of such a module: the lowest LO is its load base)
+ *   pc ADDR N              (N executions of the instruction at ADDR, N > 0; an address
+ *                           translated more than once has a line per translation)
+ * for bench/insnprof.py to attribute to functions and source lines.
  * Counting is inline (no helper calls): one add per translation block for the totals, one per
  * MTE instruction. The adds are not atomic: counts of several threads running at once may lose
  * a few increments; single-threaded counts are exact. A block is charged to the module of its
@@ -17,6 +23,7 @@
  * instructions, and the files of a run add up to the run. Debian ships no qemu-plugin.h, so the few declarations used are below,
  * with the documented v1 signatures. */
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -83,6 +90,13 @@ static uint64_t mod_count[MAX_MODS];
 static int nmods = 1; /* 0 is "[anon]" */
 static uint64_t mte_count[K_N];
 static const char *out_path;
+static const char *pcs_text; /* "pcs=": the modules counted per instruction, or NULL */
+struct pc_count {
+    uintptr_t addr;
+    uint64_t n;
+    struct pc_count *next;
+};
+static struct pc_count *pc_counts; /* every instruction so counted, newest first */
 
 static int mod_id(const char *path)
 {
@@ -125,9 +139,17 @@ static void tb_trans(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
     if (!n) return;
     int m = find_mod((uintptr_t)qemu_plugin_insn_haddr(qemu_plugin_tb_get_insn(tb, 0)));
     qemu_plugin_register_vcpu_tb_exec_inline(tb, QEMU_PLUGIN_INLINE_ADD_U64, &mod_count[m], n);
+    bool each = pcs_text && m && strstr(mod_name[m], pcs_text);
     for (size_t k = 0; k < n; k++) {
         struct qemu_plugin_insn *insn = qemu_plugin_tb_get_insn(tb, k);
         uint32_t w;
+        struct pc_count *pc = each ? calloc(1, sizeof *pc) : NULL;
+        if (pc) { /* never freed: the counters live as long as the translated code may run */
+            pc->addr = (uintptr_t)qemu_plugin_insn_haddr(insn);
+            pc->next = pc_counts;
+            pc_counts = pc;
+            qemu_plugin_register_vcpu_insn_exec_inline(insn, QEMU_PLUGIN_INLINE_ADD_U64, &pc->n, 1);
+        }
         if (qemu_plugin_insn_size(insn) != 4) continue;
         memcpy(&w, qemu_plugin_insn_data(insn), 4);
         int kind = mte_kind(w);
@@ -142,6 +164,8 @@ static void fork_child(void)
 {
     memset(mod_count, 0, sizeof mod_count);
     memset(mte_count, 0, sizeof mte_count);
+    for (struct pc_count *pc = pc_counts; pc; pc = pc->next)
+        pc->n = 0;
 }
 
 /* out_path with each "%p" replaced by the process id, into buf. */
@@ -175,6 +199,13 @@ static void at_exit(qemu_plugin_id_t id, void *u)
             EMIT("module %llu %s\n", (unsigned long long)mod_count[m], m ? mod_name[m] : "[anon]");
     for (int k = 0; k < K_N; k++)
         EMIT("mte %s %llu\n", kind_name[k], (unsigned long long)mte_count[k]);
+    for (int i = 0; pcs_text && i < nmaps; i++)
+        if (strstr(mod_name[maps[i].mod], pcs_text))
+            EMIT("map %lx %lx %s\n", (unsigned long)maps[i].lo, (unsigned long)maps[i].hi,
+                 mod_name[maps[i].mod]);
+    for (struct pc_count *pc = pc_counts; pc; pc = pc->next)
+        if (pc->n)
+            EMIT("pc %lx %llu\n", (unsigned long)pc->addr, (unsigned long long)pc->n);
     if (f) fclose(f);
 }
 
@@ -182,8 +213,10 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_
                                            int argc, char **argv)
 {
     (void)info;
-    for (int i = 0; i < argc; i++)
+    for (int i = 0; i < argc; i++) {
         if (!strncmp(argv[i], "out=", 4)) out_path = argv[i] + 4;
+        if (!strncmp(argv[i], "pcs=", 4)) pcs_text = argv[i] + 4;
+    }
     qemu_plugin_register_vcpu_tb_trans_cb(id, tb_trans);
     qemu_plugin_register_atexit_cb(id, at_exit, NULL);
     pthread_atfork(NULL, NULL, fork_child);
