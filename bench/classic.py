@@ -20,7 +20,6 @@ the median max RSS (/usr/bin/time %M). A/B mode: N pairs of one program under --
 Host python3 stdlib only.
 """
 import argparse
-import glob
 import os
 import re
 import statistics
@@ -28,8 +27,9 @@ import subprocess
 import sys
 import tempfile
 
+import native  # bench/native.py: the peers and the detectors, shared
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-LIBDIR = "/usr/lib/x86_64-linux-gnu"
 TIME = "/usr/bin/time"
 
 # name -> (argv after the binary, regex of the throughput figure or None: wall time)
@@ -51,17 +51,10 @@ BUILD = {
     "rptest": (["gcc", "-I{src}/rptest"],
                ["rptest/rptest.c", "rptest/thread.c", "rptest/timer.c"], ["-lm"]),
 }
-PEERS = [("jemalloc", LIBDIR + "/libjemalloc.so.2", {}),
-         ("mimalloc", LIBDIR + "/libmimalloc.so.2", {}),
-         ("tcmalloc", LIBDIR + "/libtcmalloc_minimal.so.4", {})]
-SCUDO = (sorted(glob.glob("/usr/lib/llvm-*/lib/clang/*/lib/linux/"
-                          "libclang_rt.scudo_standalone-x86_64.so")) or ["scudo-missing"])[-1]
-CHECKERS = [("scudo", SCUDO, {}),
-            ("asan", LIBDIR + "/libasan.so.8", {"ASAN_OPTIONS": "detect_leaks=0"})]
-
-
-def log(*a):
-    print(*a, file=sys.stderr, flush=True)
+# the allocators and the detectors native.py runs, as (name, preload, environment)
+PEERS = [(name, os.path.join(native.LIBDIR, so), {}) for name, so, _ in native.PEERS]
+CHECKERS = [(name, path, env) for name, path, _, env, _ in native.CHECKERS]
+log = native.log
 
 
 def build(src, out):

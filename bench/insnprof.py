@@ -25,18 +25,10 @@ import subprocess
 import sys
 import tempfile
 
+import run  # bench/run.py: the plugin's build and the qemu command line, shared
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-PLUGIN_SRC = os.path.join(ROOT, "bench", "insncount", "insncount.c")
 PLUGIN = os.path.join(ROOT, "build", "insnprof", "insncount.so")
-QEMU = ["qemu-aarch64", "-cpu", "max,sve=off", "-L", "/"]
-
-
-def plugin():
-    if not os.path.exists(PLUGIN) or os.path.getmtime(PLUGIN) < os.path.getmtime(PLUGIN_SRC):
-        os.makedirs(os.path.dirname(PLUGIN), exist_ok=True)
-        subprocess.check_call(["gcc", "-O2", "-Wall", "-Wextra", "-shared", "-fPIC",
-                               "-fvisibility=hidden", "-o", PLUGIN, PLUGIN_SRC, "-lpthread"])
-    return PLUGIN
 
 
 def read_counts(paths):
@@ -115,7 +107,8 @@ def main():
     text = a.module or os.path.basename(os.path.realpath(a.lib))
     env = list(a.env) + ([] if a.no_preload else ["LD_PRELOAD=" + os.path.abspath(a.lib)])
     with tempfile.TemporaryDirectory(prefix="hwtag-insnprof.") as tmp:
-        cmd = QEMU + ["-plugin", "%s,out=%s/c.%%p,pcs=%s" % (plugin(), tmp, text)]
+        cmd = run.QEMU + ["-plugin", "%s,out=%s/c.%%p,pcs=%s" % (run.build_insncount(PLUGIN),
+                                                                 tmp, text)]
         for e in env:
             cmd += ["-E", e]
         r = subprocess.run(cmd + a.command, stdout=subprocess.DEVNULL)

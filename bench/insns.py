@@ -21,9 +21,11 @@ import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
 
+import run  # bench/run.py: the plugin's build and the qemu command line, shared
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 A64 = "/usr/lib/aarch64-linux-gnu"
-QEMU = ["qemu-aarch64", "-cpu", "max,sve=off", "-L", "/"]
+QEMU = run.QEMU
 TAG_KINDS = ["irg", "gmi", "addg", "subg", "subp", "stg", "stzg", "st2g", "stz2g", "stgp", "ldg",
              "dc_gva", "dc_gzva"]
 
@@ -38,9 +40,7 @@ def rel(p):
 
 def build(bdir):
     os.makedirs(bdir, exist_ok=True)
-    plugin = os.path.join(bdir, "insncount.so")
-    subprocess.check_call(["gcc", "-O2", "-Wall", "-Wextra", "-shared", "-fPIC", "-fvisibility=hidden",
-                           "-o", plugin, os.path.join(ROOT, "bench/insncount/insncount.c")])
+    plugin = run.build_insncount(os.path.join(bdir, "insncount.so"))
     prog = os.path.join(bdir, "bench_pairs")
     subprocess.check_call(["aarch64-linux-gnu-gcc", "-O2", "-pthread", "-o", prog,
                            os.path.join(ROOT, "bench/bench_pairs.c")])

@@ -24,9 +24,11 @@ import subprocess
 import sys
 import time
 
+import run as shared  # bench/run.py: the plugin's build and the qemu command line
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 A64 = "/usr/lib/aarch64-linux-gnu"
-QEMU = ["qemu-aarch64", "-cpu", "max,sve=off", "-L", "/"]
+QEMU = shared.QEMU
 MEMCALLS = ["mmap", "munmap", "madvise", "mprotect", "brk", "mremap"]
 SHAPES = [("ends", 1024, "1024 live slots, first and last 16 B written (bench_micro large)"),
           ("pages", 64, "64 live slots, every 4 KiB page written")]
@@ -110,9 +112,7 @@ def main():
     prog = os.path.join(args.build_dir, "bench_large")
     subprocess.check_call(["aarch64-linux-gnu-gcc", "-O2", "-Wall", "-o", prog,
                            os.path.join(ROOT, "bench/bench_large.c")])
-    plugin = os.path.join(args.build_dir, "insncount.so")
-    subprocess.check_call(["gcc", "-O2", "-Wall", "-shared", "-fPIC", "-fvisibility=hidden", "-o",
-                           plugin, os.path.join(ROOT, "bench/insncount/insncount.c")])
+    plugin = shared.build_insncount(os.path.join(args.build_dir, "insncount.so"))
     cs = configs(os.path.abspath(args.lib))
     t0 = time.time()
     R = {}

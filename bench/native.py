@@ -23,7 +23,6 @@ stacks, and HWTAG_MODE=off), at 1/20 of the native op counts; writes results/nat
   bench/native.py --qemu     # 3 rounds, about 90 seconds
 """
 import argparse
-import glob
 import math
 import os
 import platform
@@ -46,9 +45,8 @@ PEERS = [
 # into the same uninstrumented program, so what they cost is their malloc and free alone
 # (ASan's instrumentation of the program's own accesses is not there).
 CHECKERS = [
-    ("scudo", (sorted(glob.glob("/usr/lib/llvm-*/lib/clang/*/lib/linux/"
-                                "libclang_rt.scudo_standalone-x86_64.so")) or ["-"])[-1],
-     "libclang-rt-14-dev", {}, "Scudo standalone (LLVM's), default options"),
+    ("scudo", run.find_scudo(platform.machine()) or "-", "libclang-rt-14-dev", {},
+     "Scudo standalone (LLVM's), default options"),
     ("asan", LIBDIR + "/libasan.so.8", "libasan8", {"ASAN_OPTIONS": "detect_leaks=0"},
      "ASan's runtime (gcc 12), default quarantine and redzones, leak check off"),
 ]

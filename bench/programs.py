@@ -22,10 +22,11 @@ import sys
 import tempfile
 import time
 
+import run  # bench/run.py: the plugin's build and the qemu command line, shared
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 HERE = os.path.join(ROOT, "tests", "integration")
-QEMU = ["qemu-aarch64", "-cpu", "max,sve=off", "-L", "/"]
-PLUGIN_SRC = os.path.join(ROOT, "bench", "insncount", "insncount.c")
+QEMU = run.QEMU
 PLUGIN = os.path.join(ROOT, "build", "programs", "insncount.so")  # built on first use
 
 CONFIGS = [  # name, label, environment (LIB / SHIM substituted)
@@ -100,10 +101,7 @@ def run_one(argv, env, stdin, rundir, counts=None, strace=None):
     for k, v in env.items():
         evs += ["-E", "%s=%s" % (k, v)]
     if counts:  # one file per process (a forked child counts from its fork), summed
-        if not os.path.exists(PLUGIN):
-            os.makedirs(os.path.dirname(PLUGIN), exist_ok=True)
-            subprocess.check_call(["gcc", "-O2", "-Wall", "-Wextra", "-shared", "-fPIC",
-                                   "-fvisibility=hidden", "-o", PLUGIN, PLUGIN_SRC, "-lpthread"])
+        run.build_insncount(PLUGIN)
         shutil.rmtree(counts, ignore_errors=True)
         os.makedirs(counts)
         cmd = QEMU + ["-plugin", "%s,out=%s/c.%%p" % (PLUGIN, counts)] + evs + argv

@@ -177,21 +177,33 @@ class Build:
         return os.path.join(self.dir, "bench_" + prog + suffix)
 
 
-def find_scudo():
+def find_scudo(arch="aarch64"):
+    """Scudo standalone's runtime for arch (aarch64 here; native.py's x86_64), or None."""
+    name = "libclang_rt.scudo_standalone-%s.so" % arch
+    here = "aarch64" if NATIVE else platform.machine()
     cands = []
     try:
-        r = subprocess.run(["clang"] + ([] if NATIVE else ["--target=aarch64-linux-gnu"]) +
-                           ["-print-file-name=libclang_rt.scudo_standalone-aarch64.so"],
-                           capture_output=True, text=True)
+        r = subprocess.run(["clang"] + ([] if arch == here else ["--target=%s-linux-gnu" % arch]) +
+                           ["-print-file-name=" + name], capture_output=True, text=True)
         cands.append(r.stdout.strip())
     except OSError:
         pass
-    cands += sorted(glob.glob("/usr/lib/llvm-*/lib/clang/*/lib/linux/"
-                              "libclang_rt.scudo_standalone-aarch64.so"), reverse=True)
+    cands += sorted(glob.glob("/usr/lib/llvm-*/lib/clang/*/lib/linux/" + name), reverse=True)
     for c in cands:
         if c and os.path.isfile(c):
             return c
     return None
+
+
+def build_insncount(out):
+    """Our qemu plugin (bench/insncount/insncount.c) at out, compiled with the host gcc when
+    missing or older than its source; returns out."""
+    src = os.path.join(BENCH, "insncount", "insncount.c")
+    if not os.path.exists(out) or os.path.getmtime(out) < os.path.getmtime(src):
+        os.makedirs(os.path.dirname(out), exist_ok=True)
+        subprocess.check_call(["gcc", "-O2", "-Wall", "-Wextra", "-shared", "-fPIC",
+                               "-fvisibility=hidden", "-o", out, src, "-lpthread"])
+    return out
 
 
 # ---------------------------------------------------------------------------------------------
