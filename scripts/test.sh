@@ -22,12 +22,14 @@ for preset in native aarch64; do
 done
 # A bounded libFuzzer run of each fuzz target (clang, ASan+UBSan, tagging compiled out):
 # random option strings, size classes, and malloc/free/realloc/memalign sequences checked
-# against a model of the heap's contents.
+# against a model of the heap's contents. Optimised (-O2, as libFuzzer advises), with the
+# core's own branches guiding the mutations (tests/CMakeLists.txt).
 # the sanitized trees below: clang, tagging compiled out, no LTO, no bench programs
 clang_tree=(-DCMAKE_C_COMPILER=clang -DHWTAG_MTE=OFF -DHWTAG_WERROR=OFF -DHWTAG_LTO=OFF
     -DHWTAG_BUILD_BENCH=OFF)
 echo "== libFuzzer, ${HWTAG_FUZZ_SECONDS:-20} s a target"
-cmake -S . -B build/fuzz "${clang_tree[@]}" -DCMAKE_BUILD_TYPE=Debug -DHWTAG_SANITIZE=ON >/dev/null
+cmake -S . -B build/fuzz "${clang_tree[@]}" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DHWTAG_SANITIZE=ON \
+    >/dev/null
 cmake --build build/fuzz -j2 --target fuzz_heap fuzz_options fuzz_size_class >/dev/null 2>&1
 for target in heap options size_class; do
     work=$(mktemp -d)

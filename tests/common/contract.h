@@ -33,6 +33,7 @@ struct contract_heap {
     size_t page_size;
     bool check_errno;  /* successful calls leave errno alone; failures set ENOMEM */
     size_t large_max;  /* the largest size drawn */
+    size_t big_max;    /* the page-backed sizes' usual range above 16 KiB (0: 1 MiB) */
     unsigned live_max; /* live objects at most (<= CONTRACT_LIVE_MAX) */
 };
 
@@ -159,7 +160,7 @@ static inline size_t contract_size(const struct contract_heap *h, uint64_t r)
         return base - 1 + (size_t)((v >> 12) % 3);
     }
     if (kind < 96)
-        return 16385 + (size_t)(v % (1u << 20));
+        return 16385 + (size_t)(v % (h->big_max ? h->big_max : (size_t)1 << 20));
     return (size_t)(v % (h->large_max ? h->large_max : 1)) + 1;
 }
 

@@ -121,6 +121,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         .usable = core_usable,
         .page_size = hwt_os_page_size,
         .large_max = (size_t)1 << 20,
+        .big_max = (size_t)64 << 10,
         .live_max = 64,
     };
     memset(&c, 0, sizeof(c));
