@@ -180,7 +180,7 @@ class Build:
 def find_scudo(arch="aarch64"):
     """Scudo standalone's runtime for arch (aarch64 here; native.py's x86_64), or None."""
     name = "libclang_rt.scudo_standalone-%s.so" % arch
-    here = "aarch64" if NATIVE else platform.machine()
+    here = platform.machine()
     cands = []
     try:
         r = subprocess.run(["clang"] + ([] if arch == here else ["--target=%s-linux-gnu" % arch]) +

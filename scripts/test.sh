@@ -34,8 +34,9 @@ cmake --build build/fuzz -j2 --target fuzz_heap fuzz_options fuzz_size_class >/d
 for target in heap options size_class; do
     work=$(mktemp -d)
     cp tests/fuzz/corpus/"$target"/* "$work"/
+    # crash and slow-input files go to build/fuzz/, not into the checkout
     if build/fuzz/tests/fuzz_"$target" -max_total_time="${HWTAG_FUZZ_SECONDS:-20}" \
-        "$work" >"$work.log" 2>&1; then
+        -artifact_prefix="$PWD/build/fuzz/" "$work" >"$work.log" 2>&1; then
         echo "fuzz_$target: $(grep -Eo 'Done [0-9]+ runs' "$work.log" | tail -1), no crash"
     else
         tail -30 "$work.log"

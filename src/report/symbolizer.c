@@ -58,7 +58,8 @@ static struct {
     struct cache_entry cache[MAX_CACHE];
     unsigned nr_cache;
     char answer[ANSWER_CAP];
-} st; /* zero-initialised: 57 KiB of .bss, untouched until a report, not of .data */
+} st; /* no field starts nonzero: the state stays in .bss, untouched until a report, where
+       * one initialiser would put all of it in every process's .data */
 
 /* ---- finding the program ---- */
 
